@@ -1,0 +1,13 @@
+"""Shared pytest configuration.
+
+Hypothesis profiles: "ci" (the default) keeps runs short; "dev" searches harder. Select one with
+the HYPOTHESIS_PROFILE environment variable, e.g. ``HYPOTHESIS_PROFILE=dev pytest``.
+"""
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("ci", deadline=None, max_examples=50)
+settings.register_profile("dev", deadline=None, max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
