@@ -16,6 +16,9 @@ from .errors import DealError, HiddenCardError, IllegalMove, RevealError
 from .game import DECISIONS, Game, parse_deck
 from .moves import Move, MoveSyntaxError, make_move, parse_move
 from .options import PRESETS, OptionError, Rules, make_rules
+from .scenario import stack_deck
+from .session import Session
+from .view import View
 
 __all__ = [
     "DECISIONS",
@@ -29,12 +32,15 @@ __all__ = [
     "OptionError",
     "RevealError",
     "Rules",
+    "Session",
+    "View",
     "make_move",
     "make_rules",
     "new_game",
     "new_hidden_game",
     "parse_move",
     "shuffled_deck",
+    "stack_deck",
 ]
 
 

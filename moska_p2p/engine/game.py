@@ -34,6 +34,7 @@ from ..cards import (
     make_card,
     parse_card,
 )
+from .encoding import encode_public_state, public_state_hash
 from .errors import DealError, HiddenCardError, IllegalMove, RevealError
 from .moves import (
     ATTACK,
@@ -65,6 +66,7 @@ from .moves import (
     parse_move,
 )
 from .options import DURAK, KAAVI, MOSKA, MUSTAMAIJA, Rules
+from .view import View
 
 # Phases: which kind of decision the seat to act faces (RULES C5).
 OPEN, DEFEND, THROW_IN, GIVE, FORCED_KILL, EXCHANGE_ROUND, TWOS, WAITING, OVER = range(9)
@@ -375,6 +377,38 @@ class Game:
     def awaiting_lowest_trump(self) -> bool:
         """True while a hidden-information Durak game waits for the D3 claim."""
         return self._awaiting is not None and self._awaiting[0] == W_LOWEST_TRUMP
+
+    @property
+    def exchange_open(self) -> bool:
+        """True while the original trump indicator is in the stock to be exchanged (M4, D8)."""
+        return self._exch_pos >= 0
+
+    @property
+    def begged_flags(self) -> list[bool]:
+        """Kaavi K4: per table pair, whether its killer was already exchanged."""
+        return list(self._begged)
+
+    @property
+    def own_twos_flags(self) -> list[bool]:
+        """Kaavi K5: per table pair, whether it is the dealer's own two."""
+        return list(self._own_twos)
+
+    def room(self) -> int:
+        """How many more attack cards the bout's limit allows now (M6, D5, MM3);
+        ``UNLIMITED`` (a large number) where no count limit applies."""
+        return self._room()
+
+    def view(self, seat: int) -> View:
+        """What ``seat`` may see: its own hand and public information only."""
+        return View(self, seat)
+
+    def encode_public(self) -> bytes:
+        """The canonical encoding of the public state (see :mod:`.encoding`)."""
+        return encode_public_state(self)
+
+    def state_hash(self) -> str:
+        """SHA-256 (hex) of the public state: equal on every peer that is in step."""
+        return public_state_hash(self)
 
     def hand(self, seat: int) -> list[str]:
         """The card texts of a seat's hand, canonical order; ``??`` for each unknown face."""
