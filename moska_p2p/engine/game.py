@@ -61,8 +61,8 @@ from .moves import (
     TRANSFER_SHOW,
     TRANSFER_SHOW_MOVES,
     Move,
-    attack_from_mask,
     attack_move,
+    new_attack,
     parse_move,
 )
 from .options import DURAK, KAAVI, MOSKA, MUSTAMAIJA, Rules
@@ -123,15 +123,32 @@ def _ranks(mask: int) -> int:
     return ranks
 
 
+# CARDS_OF_RANKS[ranks]: every card whose rank is in the 13-bit rank set ``ranks``.
+CARDS_OF_RANKS: tuple[int, ...] = tuple(
+    sum(RANK_MASKS[r] for r in range(13) if ranks >> r & 1) for ranks in range(1 << 13)
+)
+_NIBBLE_LOW = sum(1 << (4 * r) for r in range(13))  # bit 0 of every rank's nibble
+_PAIR_BITS = _NIBBLE_LOW * 0x5
+_COUNT_BITS = _NIBBLE_LOW * 0x3
+
+
 def _cards_of_ranks(ranks: int) -> int:
-    mask = 0
-    r = 0
-    while ranks:
-        if ranks & 1:
-            mask |= RANK_MASKS[r]
-        ranks >>= 1
-        r += 1
-    return mask
+    return CARDS_OF_RANKS[ranks]
+
+
+def _ranks_with_pairs(mask: int) -> int:
+    """Nibble-low bits of the ranks of which ``mask`` holds two cards or more (branch-free
+    popcount of every 4-bit rank group at once)."""
+    pairs = (mask & _PAIR_BITS) + ((mask >> 1) & _PAIR_BITS)
+    counts = (pairs & _COUNT_BITS) + ((pairs >> 2) & _COUNT_BITS)
+    return ((counts >> 1) | (counts >> 2)) & _NIBBLE_LOW
+
+
+# _SUBGROUPS[nibble]: the sub-groups of two cards or more of one rank's 4-bit group.
+_SUBGROUPS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sub for sub in range(1, 16) if sub & nibble == sub and sub.bit_count() >= 2)
+    for nibble in range(16)
+)
 
 
 def _bits(mask: int) -> list[int]:
@@ -143,36 +160,55 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
-def _group_options(mask: int) -> list[list[int]]:
+# _SUBGROUP_CARDS[rank][nibble]: (size, cards) of every sub-group of two or more cards of
+# that rank whose 4-bit suit pattern is ``nibble``, cards in canonical order.
+_SUBGROUP_CARDS: tuple[tuple[tuple[tuple[int, tuple[int, ...]], ...], ...], ...] = tuple(
+    tuple(
+        tuple(
+            (sub.bit_count(), tuple(4 * r + b for b in range(4) if sub >> b & 1))
+            for sub in _SUBGROUPS[nibble]
+        )
+        for nibble in range(16)
+    )
+    for r in range(13)
+)
+
+
+def _group_options(mask: int) -> list[tuple[tuple[int, tuple[int, ...]], ...]]:
     """Per rank in ``mask`` holding two cards or more: every sub-group of two or more (M7)."""
+    flags = _ranks_with_pairs(mask)
     options = []
-    for r in range(13):
-        cards = mask & RANK_MASKS[r]
-        if cards.bit_count() >= 2:
-            bits = _bits(cards)
-            subs = [
-                sum(1 << c for c in combo)
-                for k in range(2, len(bits) + 1)
-                for combo in combinations(bits, k)
-            ]
-            options.append(subs)
+    while flags:
+        low = flags & -flags
+        shift = low.bit_length() - 1
+        options.append(_SUBGROUP_CARDS[shift >> 2][(mask >> shift) & 0xF])
+        flags ^= low
     return options
 
 
-def _group_attacks(mask: int, room: int) -> list[int]:
-    """Every non-empty union of rank groups of two or more cards, at most ``room`` cards."""
-    result: list[int] = []
+def _group_attacks(mask: int, room: int) -> list[tuple[int, ...]]:
+    """Every union of rank groups of two or more cards (M7 c), at most ``room`` cards, each
+    as its cards in canonical order (groups are visited rank by rank, so concatenation keeps
+    the order)."""
     options = _group_options(mask)
+    if not options:
+        return []
+    if len(options) == 1:
+        return [cards for size, cards in options[0] if size <= room]
+    result: list[tuple[int, ...]] = []
+    last = len(options)
 
-    def extend(i: int, acc: int, size: int) -> None:
-        for j in range(i, len(options)):
-            for sub in options[j]:
-                k = size + sub.bit_count()
+    def extend(i: int, acc: tuple[int, ...], size: int) -> None:
+        for j in range(i, last):
+            for sub_size, cards in options[j]:
+                k = size + sub_size
                 if k <= room:
-                    result.append(acc | sub)
-                    extend(j + 1, acc | sub, k)
+                    combined = acc + cards
+                    result.append(combined)
+                    if k + 2 <= room:
+                        extend(j + 1, combined, k)
 
-    extend(0, 0, 0)
+    extend(0, (), 0)
     return result
 
 
@@ -1086,23 +1122,21 @@ class Game:
             twos = hand & TWOS_MASK
             if twos:
                 rest = hand & ~TWOS_MASK
-                bases = [0, *(1 << c for c in _bits(rest)), *_group_attacks(rest, room)]
-                two_sets = [0]
+                bases = [(), *((c,) for c in _bits(rest)), *_group_attacks(rest, room)]
                 bits = _bits(twos)
-                for k in range(1, len(bits) + 1):
-                    for combo in combinations(bits, k):
-                        two_sets.append(sum(1 << c for c in combo))
+                two_sets = [
+                    combo for k in range(len(bits) + 1) for combo in combinations(bits, k)
+                ]
                 for base in bases:
-                    size = base.bit_count()
                     for t in two_sets:
-                        if (base or t) and size + t.bit_count() <= room:
-                            moves.append(attack_from_mask(base | t))
+                        if (base or t) and len(base) + len(t) <= room:
+                            moves.append(attack_move(t + base))  # twos rank lowest
                 return
         for c in _bits(hand):
             moves.append(SINGLE_ATTACK[c])  # M7 (a)
         if room >= 2:
-            for mask in _group_attacks(hand, room):
-                moves.append(attack_from_mask(mask))  # M7 (c)
+            for cards in _group_attacks(hand, room):
+                moves.append(new_attack(cards))  # M7 (c)
 
     def _add_moves(self, hand: int, moves: list[Move]) -> None:
         """Throw-in (M10, D4) and giving (M12, D6) attacks: played ranks, within the limit."""

@@ -103,13 +103,29 @@ def attack_move(cards: tuple[int, ...]) -> Move:
     return move
 
 
+_BY_MASK: dict[int, Move] = {}
+
+
+def new_attack(cards: tuple[int, ...]) -> Move:
+    """An ``attack`` move of ``cards`` (already in canonical order), not interned: cheaper
+    than a cache look-up for the many multi-card openings of a large hand."""
+    return tuple.__new__(Move, (ATTACK, cards))
+
+
 def attack_from_mask(mask: int) -> Move:
-    cards = []
-    while mask:
-        low = mask & -mask
-        cards.append(low.bit_length() - 1)
-        mask ^= low
-    return attack_move(tuple(cards))
+    """The ``attack`` move laying the cards of a bitmask."""
+    move = _BY_MASK.get(mask)
+    if move is None:
+        cards = []
+        rest = mask
+        while rest:
+            low = rest & -rest
+            cards.append(low.bit_length() - 1)
+            rest ^= low
+        if len(_BY_MASK) >= _ATTACK_CACHE_LIMIT:
+            _BY_MASK.clear()
+        move = _BY_MASK[mask] = attack_move(tuple(cards))
+    return move
 
 
 def make_move(kind: int, cards: tuple[int, ...] = ()) -> Move:
