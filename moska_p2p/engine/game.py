@@ -18,8 +18,9 @@ Design (DESIGN.md, "The engine"):
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import combinations
+from math import comb
 from typing import Any
 
 from ..cards import (
@@ -210,6 +211,64 @@ def _group_attacks(mask: int, room: int) -> list[tuple[int, ...]]:
 
     extend(0, (), 0)
     return result
+
+
+_Picker = Callable[[int, random.Random], Move]
+
+
+def _completion_table(
+    options: list[tuple[tuple[int, tuple[int, ...]], ...]], room: int
+) -> list[list[int]]:
+    """``ways[j][c]``: choices of at most one sub-group from each of ``options[j:]`` (none
+    included) with at most ``c`` cards in all: the counting behind uniform sampling."""
+    last = len(options)
+    ways = [[0] * (room + 1) for _ in range(last + 1)]
+    ways[last] = [1] * (room + 1)
+    for j in range(last - 1, -1, -1):
+        below = ways[j + 1]
+        row = ways[j]
+        for c in range(room + 1):
+            total = below[c]
+            for size, _ in options[j]:
+                if size <= c:
+                    total += below[c - size]
+            row[c] = total
+    return ways
+
+
+def _unrank_groups(
+    options: list[tuple[tuple[int, tuple[int, ...]], ...]],
+    ways: list[list[int]],
+    room: int,
+    index: int,
+) -> Move:
+    """The ``index``-th choice in the order of :func:`_completion_table` (0 is "none")."""
+    cards: tuple[int, ...] = ()
+    cap = room
+    for j, choices in enumerate(options):
+        below = ways[j + 1]
+        if index < below[cap]:
+            continue  # no group of this rank
+        index -= below[cap]
+        for size, group in choices:
+            if size > cap:
+                continue
+            if index < below[cap - size]:
+                cards += group
+                cap -= size
+                break
+            index -= below[cap - size]
+    return new_attack(cards)
+
+
+def _pick_subset(cards: list[int], sizes: list[int], index: int, rng: random.Random) -> Move:
+    """A uniformly random non-empty subset: its size by ``index`` (weighted by C(m, k))."""
+    k = 1
+    while index >= sizes[k]:
+        index -= sizes[k]
+        k += 1
+    chosen = sorted(rng.sample(cards, k))
+    return attack_move(tuple(chosen))
 
 
 class Game:
@@ -1124,9 +1183,7 @@ class Game:
                 rest = hand & ~TWOS_MASK
                 bases = [(), *((c,) for c in _bits(rest)), *_group_attacks(rest, room)]
                 bits = _bits(twos)
-                two_sets = [
-                    combo for k in range(len(bits) + 1) for combo in combinations(bits, k)
-                ]
+                two_sets = [combo for k in range(len(bits) + 1) for combo in combinations(bits, k)]
                 for base in bases:
                     for t in two_sets:
                         if (base or t) and len(base) + len(t) <= room:
@@ -1666,8 +1723,61 @@ class Game:
     # ------------------------------------------------------------------ conveniences
 
     def random_move(self, rng: random.Random) -> Move:
-        """A legal move chosen uniformly at random."""
-        return rng.choice(self.legal_moves())
+        """A legal move chosen uniformly at random, without listing every move where the
+        list would be large (an opening from a big hand, a throw-in of many cards)."""
+        plan = self._combinatorial_plan()
+        if plan is None:
+            return rng.choice(self.legal_moves())
+        total = sum(count for count, _ in plan)
+        index = rng.randrange(total)
+        for count, pick in plan:
+            if index < count:
+                return pick(index, rng)
+            index -= count
+        raise AssertionError("unreachable: index within total")  # pragma: no cover
+
+    def count_legal_moves(self) -> int:
+        """``len(self.legal_moves())``, computed without building the list where it is big."""
+        plan = self._combinatorial_plan()
+        if plan is None:
+            return len(self.legal_moves())
+        return sum(count for count, _ in plan)
+
+    def _combinatorial_plan(self) -> list[tuple[int, _Picker]] | None:
+        """For decisions whose moves are subsets of a hand: blocks of (count, picker) that
+        together list every legal move once; ``None`` where listing is cheap anyway."""
+        seat = self.to_act_seat
+        if seat < 0 or self.hidden[seat]:
+            return None
+        phase = self.phase
+        hand = self.hands[seat]
+        plan: list[tuple[int, _Picker]] = []
+        if phase == OPEN and self.family == F_MOSKA:
+            room = self._room()
+            singles = _bits(hand)
+            plan.append((len(singles), lambda i, rng: SINGLE_ATTACK[singles[i]]))
+            if room >= 2:
+                options = _group_options(hand)
+                ways = _completion_table(options, room)
+                plan.append(
+                    (ways[0][room] - 1, lambda i, rng: _unrank_groups(options, ways, room, i + 1))
+                )
+            if self.stock:
+                plan.append((1, lambda i, rng: ATTACK_DECK_MOVE))
+        elif phase in (THROW_IN, GIVE) and seat != self.defender:
+            allowed = hand & _cards_of_ranks(self._played_ranks())
+            if self.family == F_KAAVI and self.defender == self.dealer:
+                allowed |= hand & TWOS_MASK  # K3
+            cards = _bits(allowed)
+            top = min(self._room(), len(cards))
+            sizes = [comb(len(cards), k) for k in range(top + 1)]
+            plan.append((sum(sizes[1:]), lambda i, rng: _pick_subset(cards, sizes, i, rng)))
+            plan.append((1, lambda i, rng: PASS_MOVE))
+        else:
+            return None
+        if self._may_exchange(seat):
+            plan.append((1, lambda i, rng: EXCHANGE_MOVE))
+        return plan
 
     def moves_text(self) -> list[str]:
         return [str(m) for m in self.legal_moves()]
