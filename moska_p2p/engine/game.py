@@ -1480,8 +1480,8 @@ class Game:
         if mask.bit_count() != count:
             raise IllegalMove("an attack names a card twice")
         if phase == OPEN:
-            self._need_known(seat, mask)
             self._check_opening(mask, count)
+            self._need_known(seat, mask)
             self._add_cards(seat, mask)
             if self.family == F_MUSTAMAIJA and self.trump < 0:
                 self.phase = WAITING
