@@ -1720,6 +1720,67 @@ class Game:
         self._begged[i] = True
         self.ranks_all |= 1 << (k >> 2)
 
+    # ------------------------------------------------------------------ determinization
+
+    def unknown_to(self, seat: int) -> int:
+        """The mask of every card whose place ``seat`` does not know: in other hands (not
+        shown) or face down in the stock."""
+        known = self.hands[seat] | self.discard
+        for a, k in zip(self.tab_a, self.tab_k, strict=True):
+            known |= 1 << a
+            if k >= 0:
+                known |= 1 << k
+        for s in range(self.n):
+            known |= self.shown[s]
+        for pos in self.stock:
+            if self.public[pos] and self.face[pos] >= 0:
+                known |= 1 << self.face[pos]
+        pack = ((1 << NUM_CARDS) - 1) & ~((1 << (self.rules.lowest_rank * 4)) - 1)
+        return pack & ~known
+
+    def determinize(self, seat: int, rng: random.Random) -> Game:
+        """A full-information copy in which every card ``seat`` cannot place is dealt at
+        random among the places it could be (other hands' unknown cards, the face-down
+        stock), consistent with all public knowledge: the sampling step of ISMCTS.
+
+        Only a full-information game (the arena's) can be determinized this way, since the
+        seat's own hand must be known.
+        """
+        if self.hidden[seat]:
+            raise HiddenCardError(f"seat {seat}'s own hand is not known to this engine")
+        pool = cards_list(self.unknown_to(seat))
+        rng.shuffle(pool)
+        g = self.copy()
+        g.reveal_log = None
+        next_card = iter(pool)
+        for s in range(self.n):
+            if s == seat:
+                continue
+            mask = self.shown[s]
+            for _ in range(self.hand_size(s) - self.shown[s].bit_count()):
+                mask |= 1 << next(next_card)
+            g.hands[s] = mask
+            g.hidden[s] = []
+        g.hidden_owner = {}
+        face = [-1] * len(self.face)
+        for pos in self.stock:
+            if self.public[pos] and self.face[pos] >= 0:
+                face[pos] = self.face[pos]
+            else:
+                face[pos] = next(next_card)
+        placed = {face[pos] for pos in self.stock}
+        free = iter(pos for pos in range(len(face)) if face[pos] < 0)
+        low = self.rules.lowest_rank * 4
+        for card in range(low, NUM_CARDS):
+            if card not in placed:
+                face[next(free)] = card
+        g.face = face
+        pos_of = [-1] * NUM_CARDS
+        for pos, card in enumerate(face):
+            pos_of[card] = pos
+        g.pos_of = pos_of
+        return g
+
     # ------------------------------------------------------------------ conveniences
 
     def random_move(self, rng: random.Random) -> Move:

@@ -6,6 +6,7 @@ decision in the arena); the text forms are computed only when a bot asks for the
 
 from __future__ import annotations
 
+import random
 from typing import TYPE_CHECKING
 
 from ..cards import CARD_TEXT, SUITS, cards_list
@@ -23,6 +24,7 @@ class View:
     """
 
     __slots__ = (
+        "_game",
         "_history",
         "_history_len",
         "attacker",
@@ -81,6 +83,16 @@ class View:
         self.room = game.room() if game.phase <= 3 else 0  # OPEN, DEFEND, THROW_IN, GIVE
         self._history = game.history
         self._history_len = len(game.history)
+        self._game = game
+
+    def determinize(self, rng: random.Random) -> Game:
+        """A full-information game consistent with this view: this seat's hand and all
+        public knowledge kept, every other card dealt at random where it could be. The
+        search step of ISMCTS; valid only while the game has not moved on."""
+        game = self._game
+        if len(game.history) != self._history_len:
+            raise ValueError("the game has moved on since this view was taken")
+        return game.determinize(self.seat, rng)
 
     @property
     def hand(self) -> list[str]:
