@@ -1596,7 +1596,12 @@ class Game:
             if self.rules.self_execution == "off":
                 raise IllegalMove("this table plays without self execution (M20)")
             if not _cards_of_ranks(self._played_ranks()) >> a & 1:
-                raise IllegalMove(f"{CARD_TEXT[a]}: its rank was not played in this bout (M20)")
+                which = (
+                    "among the attack cards"
+                    if self.rules.throw_in_ranks == "attack-only"
+                    else "played"
+                )
+                raise IllegalMove(f"{CARD_TEXT[a]}: its rank was not {which} in this bout (M20)")
             if not self._self_room():
                 raise IllegalMove("the bout's limit leaves no room for a self execution (M20)")
         self.hands[seat] &= ~((1 << a) | (1 << k))
