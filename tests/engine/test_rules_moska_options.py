@@ -296,7 +296,7 @@ def test_m20_attack_only_self_execution_needs_an_attack_rank() -> None:
     play_all(g, "attack 3H", "kill 3H 7H", "pass", "pass", "pass")
     assert (g.to_act, g.decision) == (1, "throw-in")  # the defender, asked last
     assert moves(g) == {"self 3D 5D", "pass"}
-    refused(g, "self 7C 9C", "rank was not played")
+    refused(g, "self 7C 9C", "rank was not among the attack cards")
     g.play("self 3D 5D")
     assert (g.to_act, g.decision) == (0, "throw-in")
     assert moves(g) == {"attack 3C", "pass"}  # 5C: 5 is only a killer's rank
