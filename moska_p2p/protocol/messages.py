@@ -1,0 +1,192 @@
+"""Protocol messages: the signed envelope and every message body, strictly validated.
+
+Every message is a msgpack map ``{"v", "g", "f", "s", "p", "t", "b"}``: protocol version,
+game id (the table id in ``hello``), sender public key, per-sender sequence number, hash of
+the sender's previous payload, type, body. PROTOCOL.md in ``protocol/`` is the reference;
+this module is its executable form: any field of the wrong type or size is refused before the
+message goes further.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .frames import FrameError, pack, unpack
+
+VERSION = 1
+HASH = 32  # bytes of a SHA-256 digest, a ristretto255 point or scalar, a public key
+NO_PREVIOUS = bytes(HASH)
+MAX_NAME = 40
+MAX_POSITIONS = 52
+
+HELLO, SEAT, COMMIT, SHUFFLE1, SHUFFLE2 = "hello", "seat", "commit", "shuffle1", "shuffle2"
+KEYS, MOVE, CLAIM, AUDIT, RESULT, LEAVE = "keys", "move", "claim", "audit", "result", "leave"
+
+
+class MessageError(FrameError):
+    """A message whose envelope or body breaks the specification."""
+
+
+def payload_hash(payload: bytes) -> bytes:
+    return hashlib.sha256(payload).digest()
+
+
+@dataclass(frozen=True)
+class Message:
+    version: int
+    game: bytes
+    sender: bytes
+    seq: int
+    prev: bytes
+    type: str
+    body: Mapping[str, Any]
+    payload: bytes
+
+    @property
+    def hash(self) -> bytes:
+        return payload_hash(self.payload)
+
+
+def _bytes(value: Any, what: str, size: int | None = HASH) -> bytes:
+    if not isinstance(value, bytes):
+        raise MessageError(f"{what} must be bytes, not {type(value).__name__}")
+    if size is not None and len(value) != size:
+        raise MessageError(f"{what} must be {size} bytes, not {len(value)}")
+    return value
+
+
+def _int(value: Any, what: str, low: int = 0, high: int = 1 << 31) -> int:
+    if type(value) is not int:
+        raise MessageError(f"{what} must be an integer, not {type(value).__name__}")
+    if not low <= value <= high:
+        raise MessageError(f"{what} = {value} is out of range {low}..{high}")
+    return value
+
+
+def _str(value: Any, what: str, limit: int = 200) -> str:
+    if not isinstance(value, str):
+        raise MessageError(f"{what} must be text, not {type(value).__name__}")
+    if len(value) > limit:
+        raise MessageError(f"{what} is longer than {limit} characters")
+    return value
+
+
+def _list(value: Any, what: str, limit: int = MAX_POSITIONS) -> list[Any]:
+    if not isinstance(value, list):
+        raise MessageError(f"{what} must be a list, not {type(value).__name__}")
+    if len(value) > limit:
+        raise MessageError(f"{what} holds more than {limit} items")
+    return value
+
+
+def _keys_list(value: Any, what: str) -> list[tuple[int, bytes]]:
+    out = []
+    for item in _list(value, what):
+        pair = _list(item, f"an entry of {what}", 2)
+        if len(pair) != 2:
+            raise MessageError(f"an entry of {what} must be [position, key]")
+        out.append((_int(pair[0], "a position", 0, MAX_POSITIONS - 1), _bytes(pair[1], "a key")))
+    return out
+
+
+def _check_body(kind: str, body: Mapping[str, Any]) -> None:
+    """Raise MessageError unless ``body`` has exactly the fields of ``kind``, well typed."""
+    expected = _FIELDS.get(kind)
+    if expected is None:
+        raise MessageError(f'unknown message type "{kind}"')
+    if set(body) != set(expected):
+        missing = sorted(set(expected) - set(body))
+        extra = sorted(set(body) - set(expected))
+        raise MessageError(f"{kind} body: missing {missing}, unexpected {extra}")
+    for name, check in expected.items():
+        check(body[name], f"{kind}.{name}")
+
+
+def _points(value: Any, what: str) -> None:
+    for item in _list(value, what):
+        _bytes(item, f"an item of {what}")
+
+
+def _claim_card(value: Any, what: str) -> None:
+    if value is not None:
+        _keys_list([value], what)
+
+
+def _config(value: Any, what: str) -> None:
+    if not isinstance(value, dict):
+        raise MessageError(f"{what} must be a map")
+
+
+def _roster(value: Any, what: str) -> None:
+    for item in _list(value, what, 6):
+        _bytes(item, f"a key of {what}")
+
+
+def _losers(value: Any, what: str) -> None:
+    for item in _list(value, what, 6):
+        _int(item, f"a seat of {what}", 0, 5)
+
+
+_Check = Callable[[Any, str], object]
+_FIELDS: dict[str, dict[str, _Check]] = {
+    HELLO: {
+        "name": lambda v, w: _str(v, w, MAX_NAME),
+        "nonce": _bytes,
+        "seat_commit": _bytes,
+        "config": _config,
+        "roster": _roster,
+    },
+    SEAT: {"secret": _bytes},
+    COMMIT: {"seed": _bytes},
+    SHUFFLE1: {"points": _points},
+    SHUFFLE2: {"points": _points, "keys": _points},
+    KEYS: {"keys": _keys_list},
+    MOVE: {
+        "move": lambda v, w: _str(v, w, 80),
+        "state": _bytes,
+        "cards": _keys_list,
+    },
+    CLAIM: {"rank": lambda v, w: _int(v, w, 0, 12), "card": _claim_card},
+    AUDIT: {"seed": _bytes},
+    RESULT: {"state": _bytes, "losers": _losers, "transcript": _bytes},
+    LEAVE: {"reason": lambda v, w: _str(v, w, 200)},
+}
+MESSAGE_TYPES = tuple(_FIELDS)
+
+
+def parse_payload(payload: bytes) -> Message:
+    """Decode and validate a payload; raises :class:`MessageError` (a FrameError)."""
+    data = unpack(payload)
+    if not isinstance(data, dict):
+        raise MessageError("a message must be a map")
+    if set(data) != {"v", "g", "f", "s", "p", "t", "b"}:
+        raise MessageError(f"a message has the fields v g f s p t b, not {sorted(data)}")
+    version = _int(data["v"], "v")
+    if version != VERSION:
+        raise MessageError(f"protocol version {version} is not {VERSION}")
+    kind = _str(data["t"], "t", 20)
+    body = data["b"]
+    if not isinstance(body, dict):
+        raise MessageError("the body must be a map")
+    _check_body(kind, body)
+    return Message(
+        version,
+        _bytes(data["g"], "g"),
+        _bytes(data["f"], "f"),
+        _int(data["s"], "s", 0, 1 << 20),
+        _bytes(data["p"], "p"),
+        kind,
+        body,
+        payload,
+    )
+
+
+def encode_payload(
+    game: bytes, sender: bytes, seq: int, prev: bytes, kind: str, body: Mapping[str, Any]
+) -> bytes:
+    """The payload bytes of a message (validated as any received one would be)."""
+    _check_body(kind, body)
+    return pack({"v": VERSION, "g": game, "f": sender, "s": seq, "p": prev, "t": kind, "b": body})

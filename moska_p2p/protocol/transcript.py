@@ -1,0 +1,152 @@
+"""Transcripts: every signed frame a peer processed, in order, in one file per game and peer.
+
+File layout: a header frame (4-byte big-endian length, then the msgpack map
+``{"moska-transcript": 1, "owner": public key, "config": table settings, "roster": [keys]}``)
+followed by the frames exactly as they crossed the wire. The header is not signed; it is
+checked by the owner's signed ``result`` message, which carries the hash of every frame the
+owner processed before it, in this order. :func:`verify_transcript` replays the file with an
+observer session: every signature, the shuffle, every key, every move, the audit.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..crypto.identity import fingerprint_of
+from . import messages as m
+from . import verdict as v
+from .config import ConfigError, TableConfig
+from .frames import FrameError, open_frame, pack, unpack
+from .session import DONE, PeerSession, transcript_digest
+
+MAGIC = "moska-transcript"
+
+
+class TranscriptError(ValueError):
+    """A file that is not a transcript."""
+
+
+def write_transcript(
+    path: Path, owner: bytes, config: TableConfig, roster: Sequence[bytes], frames: Sequence[bytes]
+) -> None:
+    header = pack({MAGIC: 1, "owner": owner, "config": config.to_wire(), "roster": sorted(roster)})
+    with open(path, "wb") as out:
+        out.write(struct.pack(">I", len(header)) + header)
+        for frame in frames:
+            out.write(frame)
+
+
+def read_transcript(path: Path) -> tuple[bytes, TableConfig, list[bytes], list[bytes]]:
+    """(owner, config, roster, frames) of a transcript file."""
+    data = path.read_bytes()
+    records: list[bytes] = []
+    at = 0
+    while at < len(data):
+        if at + 4 > len(data):
+            raise TranscriptError(f"truncated at byte {at}")
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        end = at + 4 + length
+        if length > (1 << 20) or end > len(data):
+            raise TranscriptError(f"a record at byte {at} runs past the end of the file")
+        records.append(data[at:end])
+        at = end
+    if not records:
+        raise TranscriptError("an empty file")
+    try:
+        header = unpack(records[0][4:])
+    except FrameError as error:
+        raise TranscriptError(f"bad header: {error}") from None
+    if not isinstance(header, dict) or header.get(MAGIC) != 1:
+        raise TranscriptError("not a moska-p2p transcript (no header)")
+    owner, roster = header.get("owner"), header.get("roster")
+    if not isinstance(owner, bytes) or not isinstance(roster, list):
+        raise TranscriptError("bad header fields")
+    if not all(isinstance(k, bytes) for k in roster):
+        raise TranscriptError("bad roster in the header")
+    try:
+        config = TableConfig.from_wire(header.get("config") or {})
+    except ConfigError as error:
+        raise TranscriptError(f"bad table settings in the header: {error}") from None
+    return owner, config, list(roster), records[1:]
+
+
+@dataclass
+class Report:
+    valid: bool
+    game_id: str | None
+    final_state_hash: str | None
+    losers: list[int]
+    fault: str | None
+    frames: int
+    moves: int
+    owner: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "valid": self.valid,
+            "game_id": self.game_id,
+            "final_state_hash": self.final_state_hash,
+            "losers": self.losers,
+            "fault": self.fault,
+            "frames": self.frames,
+            "moves": self.moves,
+            "owner": self.owner,
+        }
+
+
+def verify_transcript(path: Path) -> Report:
+    """Replay a transcript strictly in file order; the first fault makes it invalid."""
+    try:
+        owner, config, roster, frames = read_transcript(path)
+        observer = PeerSession(None, config, roster)
+    except (TranscriptError, ValueError) as error:
+        return Report(False, None, None, [], str(error), 0, 0, "")
+    fault: str | None = None
+    owner_result_at = -1
+    for index, frame in enumerate(frames):
+        before = len(observer.transcript)
+        outputs = observer.receive(frame)
+        for out in outputs:
+            if isinstance(out, v.Rejected):
+                fault = f"frame {index}: {out.reason}"
+            elif isinstance(out, v.Stopped):
+                fault = f"frame {index}: {out.verdict.describe()}"
+        if fault:
+            break
+        if len(observer.transcript) != before + 1:
+            fault = f"frame {index} is out of order (it cannot apply at this point)"
+            break
+        payload, _ = open_frame(frame[4:])
+        msg = m.parse_payload(payload)
+        if msg.sender == owner and msg.type == m.RESULT:
+            owner_result_at = index
+            if msg.body["transcript"] != transcript_digest(frames[:index]):
+                fault = f"frame {index}: the owner's result does not sign the frames before it"
+                break
+    if fault is None and observer.stage != DONE:
+        waiting = ", ".join(fingerprint_of(k) for k in observer.waiting_on())
+        fault = f"the transcript ends before the game does (waiting for {waiting or 'nobody'})"
+    if fault is None and owner_result_at < 0:
+        fault = "the owner's signed result is missing"
+    if fault is None and owner_result_at != len(frames) - 1 and owner_result_at >= 0:
+        # frames after the owner's result are the other peers' results only
+        for frame in frames[owner_result_at + 1 :]:
+            payload, _ = open_frame(frame[4:])
+            if m.parse_payload(payload).type != m.RESULT:
+                fault = "a frame after the owner's result is not a result"
+                break
+    gid = observer.game_id.hex() if observer.game_id else None
+    return Report(
+        fault is None,
+        gid,
+        observer.final_hash or None,
+        list(observer.losers),
+        fault,
+        len(frames),
+        len(observer.moves),
+        fingerprint_of(owner),
+    )
