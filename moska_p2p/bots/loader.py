@@ -82,7 +82,7 @@ def load_bot(spec: str, seed: int | None = None) -> Bot:
         command = spec[len("exec:") :].strip()
         if not command:
             raise BotLoadError("exec: needs a command, e.g. exec:python3 my_bot.py")
-        return ExternalBot(command)
+        return ExternalBot(command, seed=seed)
     name, _, param_text = spec.partition(":")
     if name in BUILTIN_BOTS:
         return _construct(BUILTIN_BOTS[name], seed, _parse_params(param_text))

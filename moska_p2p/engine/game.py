@@ -1819,8 +1819,8 @@ class Game:
         hand = self.hands[seat]
         plan: list[tuple[int, _Picker]] = []
         if phase == OPEN and self.family == F_MOSKA:
-            room = self._room()
             singles = _bits(hand)
+            room = min(self._room(), len(singles))  # no opening holds more than the hand
             plan.append((len(singles), lambda i, rng: SINGLE_ATTACK[singles[i]]))
             if room >= 2:
                 options = _group_options(hand)
