@@ -37,13 +37,22 @@ a caller's programming error (wrong lengths of its own arguments) raises :class:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import itertools
+import os
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import rbcl  # type: ignore[import-untyped]  # rbcl ships no type information.
+
+# rbcl writes its bundled libsodium to a new temporary file on every import and never deletes
+# it (2.8 MB each time). The library is loaded by now; on POSIX the mapping outlives the file.
+with contextlib.suppress(OSError, AttributeError, TypeError):
+    if os.name == "posix":
+        os.unlink(sys.modules["rbcl._sodium"].lib_path)
 
 __all__ = [
     "COMMITMENT_BYTES",
