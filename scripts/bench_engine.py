@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from moska_p2p.engine import PRESETS, new_game  # noqa: E402
+from moska_p2p.engine import PRESETS, new_game
 
 
 def play_games(preset: str, players: int, games: int, first_seed: int) -> tuple[float, int]:

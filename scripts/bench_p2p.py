@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Benchmark the peer-to-peer protocol in one process (no sockets).
+
+For 2, 4 and 6 peers: the time from the first hello until every peer can make its first
+decision (seating, the two-pass shuffle, the deal's key releases), and a whole game between
+random bots through the protocol against the very same game replayed on the engine alone.
+Every peer runs in this one thread, so the figures add up the work of all peers: on a real
+table each peer does its share in parallel. Medians of several runs.
+
+    python scripts/bench_p2p.py --runs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from moska_p2p.bots.builtin import RandomBot
+from moska_p2p.crypto import deck as mp
+from moska_p2p.crypto.identity import Identity
+from moska_p2p.engine import new_game
+from moska_p2p.protocol.config import TableConfig
+from moska_p2p.protocol.simulate import (
+    Network,
+    SimulationResult,
+    make_peers,
+    run_game,
+)
+
+
+def _table(preset: str, players: int, seed: int) -> Network:
+    ids = [Identity.from_seed(bytes([seed % 200 + i + 1]) * 32) for i in range(players)]
+    config = TableConfig(preset, players, seed.to_bytes(32, "big"))
+    return Network(make_peers(config, ids, seed=seed))
+
+
+def time_to_first_decision(preset: str, players: int, seed: int) -> float:
+    net = _table(preset, players, seed)
+    start = time.perf_counter()
+    for index, session in enumerate(net.sessions):
+        net.handle(index, session.start())
+    net.deliver_all()
+    elapsed = time.perf_counter() - start
+    assert any(s.my_turn for s in net.sessions), "nobody can act after the deal"
+    return elapsed
+
+
+def whole_game(preset: str, players: int, seed: int) -> tuple[float, float, int, int, int]:
+    """(protocol seconds, engine seconds, moves, frames delivered, bytes delivered)."""
+    net = _table(preset, players, seed)
+    bots = [RandomBot(seed * 10 + i) for i in range(players)]
+    start = time.perf_counter()
+    result = run_game(net, bots)
+    protocol = time.perf_counter() - start
+    assert result.finished, [s.stage for s in result.sessions]
+    first = result.sessions[0]
+    faces = _faces(result)  # every face, from the seeds revealed at the audit
+    moves = first.moves
+    start = time.perf_counter()
+    game = new_game(preset, players, deck=faces, dealer=first.dealer)
+    for seat, text in moves:
+        game.play(text, seat=seat)
+    engine = time.perf_counter() - start
+    assert game.state_hash() == first.final_hash
+    return protocol, engine, len(moves), result.frames, result.bytes
+
+
+def _faces(result: SimulationResult) -> list[int]:
+    session = result.sessions[0]
+    assert session.game_id is not None
+    return mp.replay_shuffle(
+        session.game_id,
+        [session.peers[k].seed for k in session.seats],
+        [session.peers[k].seed_commit for k in session.seats],
+        session.pass1,
+        session.pass2,
+        session.key_commits,
+        session.size,
+        session.cards,
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--preset", default="moska")
+    args = parser.parse_args()
+    print(f"seating + shuffle + deal ({args.preset}), median of {args.runs}:")
+    for players in (2, 4, 6):
+        times = [time_to_first_decision(args.preset, players, run) for run in range(args.runs)]
+        print(f"  {players} peers: {statistics.median(times) * 1000:7.1f} ms")
+    print(f"whole {args.preset} game, 4 peers, random bots, median of {args.runs}:")
+    rows = [whole_game(args.preset, 4, run + 100) for run in range(args.runs)]
+    protocol = statistics.median(r[0] for r in rows)
+    engine = statistics.median(r[1] for r in rows)
+    print(f"  through the protocol: {protocol * 1000:8.1f} ms")
+    print(
+        f"  engine alone:         {engine * 1000:8.2f} ms"
+        f"  (protocol/engine = {protocol / engine:.0f}x)"
+    )
+    print(f"  moves per game:       {statistics.median(r[2] for r in rows):8.0f}")
+    print(f"  frames delivered:     {statistics.median(r[3] for r in rows):8.0f} (relays included)")
+    print(f"  bytes delivered:      {statistics.median(r[4] for r in rows):8.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
