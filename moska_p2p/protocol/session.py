@@ -246,6 +246,58 @@ class PeerSession:
         self._pump(now)
         return self._drain()
 
+    def leave(self, reason: str, now: float = 0.0) -> list[v.Output]:
+        """Leave the table: a signed ``leave`` tells the others why, and the game stops."""
+        if self.identity is None:
+            raise LocalError("an observer has no seat to leave")
+        if self.stage not in (DONE, STOPPED):
+            try:
+                self._send(m.LEAVE, {"reason": reason[:200]})
+            except Violation as violation:
+                self._violation(violation)
+        return self._drain()
+
+    def sync_state(self) -> dict[bytes, int]:
+        """For each sender, the sequence number of the next message this peer lacks: what
+        a reconnecting peer tells the others so they send it what it missed."""
+        return {key: peer.next_seq + _run_length(peer) for key, peer in self.peers.items()}
+
+    def frames_after(self, have: dict[bytes, int]) -> list[bytes]:
+        """Every frame this peer holds that the other side lacks (by ``have``), in each
+        sender's order: the answer to a reconnecting peer's :meth:`sync_state`."""
+        out: list[bytes] = []
+        for key, peer in self.peers.items():
+            start = have.get(key, 0)
+            frames = {seq: frame for seq, (_, frame) in peer.accepted.items() if seq >= start}
+            frames |= {seq: frame for seq, (_, frame) in peer.inbox.items() if seq >= start}
+            out.extend(frames[seq] for seq in sorted(frames))
+        return out
+
+    @classmethod
+    def resume(
+        cls,
+        identity: Identity,
+        config: TableConfig,
+        roster: Sequence[bytes],
+        secret: bytes,
+        frames: Sequence[bytes],
+        *,
+        name: str = "",
+        now: float = 0.0,
+    ) -> tuple[PeerSession, list[v.Output]]:
+        """Rebuild a peer after a crash from its per-game secret and its transcript.
+
+        Everything the peer sends is a deterministic function of the secret and what it
+        received (Ed25519 signatures are deterministic), so starting again and feeding the
+        transcript regenerates the same frames; the copies in the transcript are dropped as
+        duplicates and the peer's own moves apply when their turn comes.
+        """
+        session = cls(identity, config, roster, name=name, rng=drbg(secret), now=now)
+        outputs = session.start(now)
+        for frame in frames:
+            outputs += session.receive(frame, now)
+        return session, outputs
+
     def craft(
         self,
         kind: str,
@@ -406,15 +458,20 @@ class PeerSession:
                             )
                         )
                         return
+                    # Accept before applying, so that a message this peer sends while
+                    # applying (its own queued move, on resume) takes the next number.
+                    before = (peer.next_seq, peer.last_hash)
+                    self._accept(peer, msg, frame)
                     try:
                         self._apply(peer, msg, frame)
                     except Wait:
+                        peer.next_seq, peer.last_hash = before
+                        del peer.accepted[msg.seq]
                         break
                     except Violation as violation:
                         self._violation(violation)
                         return
                     del peer.inbox[msg.seq]
-                    self._accept(peer, msg, frame)
                     self.last_progress = now
                     progress = True
             if self.stage != STOPPED and self._act():
@@ -693,6 +750,8 @@ class PeerSession:
         peer.result = (msg.body["transcript"], losers)
 
     def _on_leave(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+        if self.stage in (DONE,):
+            return  # a goodbye after the result changes nothing
         raise Violation(v.LEFT, peer.key, f"left the table: {msg.body['reason']}", (frame,))
 
     # ---------------------------------------------------------------- cards and keys
@@ -983,6 +1042,34 @@ class PeerSession:
         if full.state_hash() != self.game.state_hash():
             return v.Verdict(v.BAD_CARD, (-1,), (b"",), "the end of the game does not replay")
         return None
+
+
+def _run_length(peer: _Peer) -> int:
+    """How many queued messages follow the sender's last applied one without a gap."""
+    count = 0
+    while peer.next_seq + count in peer.inbox:
+        count += 1
+    return count
+
+
+def drbg(secret: bytes) -> Callable[[int], bytes]:
+    """A deterministic random byte source from a 32-byte secret (SHA-256 in counter mode):
+    a peer that keeps its per-game secret can rebuild every secret it drew (resume)."""
+    if len(secret) != 32:
+        raise ValueError("the per-game secret must be 32 bytes")
+    counter = 0
+    buffer = b""
+
+    def draw(size: int) -> bytes:
+        nonlocal counter, buffer
+        while len(buffer) < size:
+            block = counter.to_bytes(8, "big")
+            buffer += hashlib.sha256(b"moska-p2p/drbg" + secret + block).digest()
+            counter += 1
+        out, buffer = buffer[:size], buffer[size:]
+        return out
+
+    return draw
 
 
 def config_rules(config: TableConfig) -> Any:

@@ -7,6 +7,7 @@ delay, duplicate, corrupt or replace it. Time is virtual, so timeouts are tested
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -17,7 +18,7 @@ from ..bots.api import Bot
 from ..crypto.identity import Identity
 from . import verdict as v
 from .config import TableConfig
-from .session import DONE, STOPPED, PeerSession
+from .session import DONE, STOPPED, PeerSession, drbg
 from .transcript import write_transcript
 
 # tamper(source, destination, frame) -> the frames to deliver instead (empty list: drop)
@@ -102,8 +103,8 @@ def make_peers(
     for index, identity in enumerate(identities):
         rng = None
         if seed is not None:
-            stream = random.Random(f"{seed}/{index}")
-            rng = stream.randbytes
+            # Not for real games: a seeded stream makes a simulation repeatable.
+            rng = drbg(hashlib.sha256(f"{seed}/{index}".encode()).digest())
         sessions.append(
             PeerSession(
                 identity,
