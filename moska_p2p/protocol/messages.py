@@ -150,7 +150,7 @@ _FIELDS: dict[str, dict[str, _Check]] = {
         "cards": _keys_list,
     },
     CLAIM: {"rank": lambda v, w: _int(v, w, 0, 12), "card": _claim_card},
-    AUDIT: {"seed": _bytes},
+    AUDIT: {"seed": _bytes, "state": _bytes},
     RESULT: {"state": _bytes, "losers": _losers, "transcript": _bytes},
     LEAVE: {"reason": lambda v, w: _str(v, w, 200)},
 }

@@ -715,10 +715,17 @@ class PeerSession:
         self._resolve_claims()
 
     def _on_audit(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
-        if self.stage == PLAY and self.game is not None and not self.game.is_over:
-            # A peer found a card that does not decrypt and calls the audit early; join it.
-            # If the audit then finds nothing wrong, the caller is blamed for stopping.
-            self.audit_caller = peer.key
+        g = self.game
+        if self.stage == PLAY and g is not None:
+            # The sender names the final state it audits, or no state (all zero bytes) for an
+            # early audit: a card did not decrypt and the game stops at once. A final audit
+            # waits until this peer has reached that state too; if an early audit finds
+            # nothing wrong, its caller is blamed for stopping the game.
+            state = msg.body["state"]
+            if state != m.NO_PREVIOUS and state.hex() != g.state_hash():
+                raise Wait
+            if state == m.NO_PREVIOUS:
+                self.audit_caller = peer.key
             self._start_audit()
         if self.stage != AUDIT:
             if self.stage < AUDIT:
@@ -941,7 +948,10 @@ class PeerSession:
             return
         self.stage = AUDIT
         if not self.is_observer:
-            self._send(m.AUDIT, {"seed": self._seed})
+            assert self.game is not None
+            g = self.game
+            state = bytes.fromhex(g.state_hash()) if g.is_over else m.NO_PREVIOUS
+            self._send(m.AUDIT, {"seed": self._seed, "state": state})
 
     def _audit(self) -> None:
         """Every seed is known: replay the shuffle and the whole game with every face."""
