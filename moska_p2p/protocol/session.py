@@ -627,23 +627,7 @@ class PeerSession:
         revealed: list[tuple[int, int]] = []
         named = set(_hand_cards(g, move))
         for pos, key in msg.body["cards"]:
-            owner = g.hidden_owner.get(pos)
-            known_here = g.face[pos] >= 0 and g.hands[seat] >> g.face[pos] & 1
-            if owner != seat and not known_here:
-                raise Violation(
-                    v.ILLEGAL_MOVE, peer.key, f"deck position {pos} is not in its hand", (frame,)
-                )
-            if not mp.check_key(self.game_id, seat, pos, key, self.key_commits[seat][pos]):
-                raise Violation(
-                    v.BAD_KEY,
-                    peer.key,
-                    f"its key for position {pos} does not match its commitment",
-                    (frame,),
-                )
-            others = [self.keys.get((s, pos)) for s in range(len(self.seats)) if s != seat]
-            if any(k is None for k in others):
-                raise Wait  # another peer's key for that draw has not arrived here yet
-            card = self._unmask(pos, [*others, key], peer, frame)
+            card = self._shown_card(peer, seat, pos, key, frame, v.ILLEGAL_MOVE)
             if card not in named:
                 raise Violation(
                     v.ILLEGAL_MOVE,
@@ -684,24 +668,7 @@ class PeerSession:
             self.claims[seat] = None
         else:
             pos, key = card
-            assert self.game_id is not None
-            if g.hidden_owner.get(pos) != seat and not (
-                g.face[pos] >= 0 and g.hands[seat] >> g.face[pos] & 1
-            ):
-                raise Violation(
-                    v.FALSE_CLAIM, peer.key, f"deck position {pos} is not in its hand", (frame,)
-                )
-            if not mp.check_key(self.game_id, seat, pos, key, self.key_commits[seat][pos]):
-                raise Violation(
-                    v.BAD_KEY,
-                    peer.key,
-                    f"its key for position {pos} does not match its commitment",
-                    (frame,),
-                )
-            others = [self.keys.get((s, pos)) for s in range(len(self.seats)) if s != seat]
-            if any(k is None for k in others):
-                raise Wait
-            face = self._unmask(pos, [*others, key], peer, frame)
+            face = self._shown_card(peer, seat, pos, key, frame, v.FALSE_CLAIM)
             wanted = rank * 4 + g.trump
             if face != wanted:
                 raise Violation(
@@ -762,6 +729,30 @@ class PeerSession:
         raise Violation(v.LEFT, peer.key, f"left the table: {msg.body['reason']}", (frame,))
 
     # ---------------------------------------------------------------- cards and keys
+
+    def _shown_card(
+        self, peer: _Peer, seat: int, pos: int, key: bytes, frame: bytes, kind: str
+    ) -> int:
+        """The card at ``pos`` of ``seat``'s hand, shown with the seat's own key: the key
+        must match its commitment and every other peer's key for that draw be here."""
+        g = self.game
+        assert g is not None and self.game_id is not None
+        in_hand = g.hidden_owner.get(pos) == seat or (
+            g.face[pos] >= 0 and g.hands[seat] >> g.face[pos] & 1
+        )
+        if not in_hand:
+            raise Violation(kind, peer.key, f"deck position {pos} is not in its hand", (frame,))
+        if not mp.check_key(self.game_id, seat, pos, key, self.key_commits[seat][pos]):
+            raise Violation(
+                v.BAD_KEY,
+                peer.key,
+                f"its key for position {pos} does not match its commitment",
+                (frame,),
+            )
+        others = [self.keys.get((s, pos)) for s in range(len(self.seats)) if s != seat]
+        if any(k is None for k in others):
+            raise Wait  # another peer's key for that draw has not arrived here yet
+        return self._unmask(pos, [*others, key], peer, frame)
 
     def _unmask(self, pos: int, keys: list[bytes | None], peer: _Peer, frame: bytes) -> int:
         point = mp.unmask(self.deck_points[pos], [k for k in keys if k is not None])
