@@ -288,6 +288,7 @@ class Game:
         "_limit_mode",
         "_low_trump_rank",
         "_own_twos",
+        "_pending_public",
         "_twos_layers",
         "attacker",
         "bout_count",
@@ -377,6 +378,7 @@ class Game:
         self._begged: list[bool] = []
         self._own_twos: list[bool] = []
         self._twos_layers: list[int] = []
+        self._pending_public: list[int] = []  # face-up positions whose faces are unknown
         self.live = 0
         self.discard = 0
         self.picked = 0
@@ -409,6 +411,8 @@ class Game:
     @property
     def to_act(self) -> int | None:
         """The seat to act, or ``None`` when the game is over (or waits for a reveal)."""
+        if self._pending_public:
+            return None  # a card turned face up (M23) must be known to all before anyone acts
         return self.to_act_seat if self.to_act_seat >= 0 else None
 
     @property
@@ -463,10 +467,11 @@ class Game:
     @property
     def awaiting(self) -> tuple[int, ...]:
         """Deck positions whose faces the game waits for before it can go on."""
+        pending = tuple(self._pending_public)
         if self._awaiting is None:
-            return ()
+            return pending
         tag, pos = self._awaiting
-        return () if tag == W_LOWEST_TRUMP else (pos,)
+        return pending if tag == W_LOWEST_TRUMP else (pos, *pending)
 
     @property
     def awaiting_lowest_trump(self) -> bool:
@@ -705,6 +710,8 @@ class Game:
             raise RevealError(f"{CARD_TEXT[code]} is not in this pack")
         self.face[position] = code
         self.pos_of[code] = position
+        if position in self._pending_public:
+            self._pending_public.remove(position)
         owner = self.hidden_owner.pop(position, None)
         if owner is not None:
             self.hidden[owner].remove(position)
@@ -836,8 +843,10 @@ class Game:
             if not self.public[top]:
                 # M23: the upper of the last two stock cards is turned face up.
                 self.public[top] = True
-                if self.face[top] < 0 and self.reveal_log is not None:
-                    self.reveal_log.append((top, -1))
+                if self.face[top] < 0:
+                    self._pending_public.append(top)
+                    if self.reveal_log is not None:
+                        self.reveal_log.append((top, -1))
         return pos
 
     def _ended(self) -> bool:
@@ -1101,7 +1110,7 @@ class Game:
         than the whole list where openings are many (a large hand under ``limit=hand``).
         """
         seat = self.to_act_seat
-        if seat < 0:
+        if seat < 0 or self._pending_public:
             return []
         if self.hidden[seat]:
             raise HiddenCardError(f"seat {seat}'s hand holds cards this engine cannot see")
@@ -1291,7 +1300,7 @@ class Game:
         if isinstance(move, str):
             move = parse_move(move)
         actor = self.to_act_seat
-        if actor < 0:
+        if actor < 0 or self._pending_public:
             if self.phase == OVER:
                 raise IllegalMove("the game is over")
             raise IllegalMove("the game waits for a card to be revealed; no move is possible")
@@ -1813,7 +1822,7 @@ class Game:
         """For decisions whose moves are subsets of a hand: blocks of (count, picker) that
         together list every legal move once; ``None`` where listing is cheap anyway."""
         seat = self.to_act_seat
-        if seat < 0 or self.hidden[seat]:
+        if seat < 0 or self.hidden[seat] or self._pending_public:
             return None
         phase = self.phase
         hand = self.hands[seat]

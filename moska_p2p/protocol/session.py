@@ -121,6 +121,7 @@ class PeerSession:
         self._seen: set[bytes] = set()
         self._limbo: list[tuple[m.Message, bytes]] = []
         self.last_progress = now
+        self._now = now
         # Seating
         self.seats: list[bytes] = []
         self.seat_of: dict[bytes, int] = {}
@@ -169,8 +170,8 @@ class PeerSession:
         return (
             self.stage == PLAY
             and g is not None
-            and g.to_act_seat >= 0
-            and g.to_act_seat == self.my_seat
+            and g.to_act is not None
+            and g.to_act == self.my_seat
             and not g.hidden[self.my_seat]
         )
 
@@ -181,6 +182,7 @@ class PeerSession:
 
     def start(self, now: float = 0.0) -> list[v.Output]:
         """Send this peer's hello (a peer calls it once, at the start)."""
+        self._now = now
         if self.identity is None:
             raise LocalError("an observer sends nothing")
         if self.peers[self.me].next_seq:
@@ -201,6 +203,7 @@ class PeerSession:
 
     def receive(self, frame: bytes, now: float = 0.0) -> list[v.Output]:
         """Take one frame (length prefix included, as on the wire or in a transcript)."""
+        self._now = now
         if self.stage == STOPPED:
             return self._drain()
         try:
@@ -227,6 +230,7 @@ class PeerSession:
 
     def play(self, move: Move | str, now: float = 0.0) -> list[v.Output]:
         """Play this peer's move (it must be its turn); raises IllegalMove or LocalError."""
+        self._now = now
         g = self.game
         if not self.my_turn or g is None:
             raise LocalError("it is not this peer's turn")
@@ -248,6 +252,7 @@ class PeerSession:
 
     def leave(self, reason: str, now: float = 0.0) -> list[v.Output]:
         """Leave the table: a signed ``leave`` tells the others why, and the game stops."""
+        self._now = now
         if self.identity is None:
             raise LocalError("an observer has no seat to leave")
         if self.stage not in (DONE, STOPPED):
@@ -329,6 +334,7 @@ class PeerSession:
 
     def tick(self, now: float) -> list[v.Output]:
         """Let time pass: a peer that owes an answer for longer than the timeout abandons."""
+        self._now = now
         if self.stage in (DONE, STOPPED):
             return self._drain()
         waiting = self.waiting_on()
@@ -403,6 +409,7 @@ class PeerSession:
             raise AssertionError(f"own {kind} message could not apply") from None
 
     def _accept(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+        self.last_progress = self._now  # any message applied, this peer's own included
         peer.accepted[msg.seq] = (msg.hash, frame)
         peer.next_seq += 1
         peer.last_hash = msg.hash
@@ -414,6 +421,7 @@ class PeerSession:
             self._out.append(v.Rejected("a first message that is not a hello"))
             return
         if expected is None:
+            self._seen.add(msg.hash)  # a later copy is dropped like any duplicate
             self._limbo.append((msg, frame))  # the game id is not known yet
             return
         if msg.game != expected:
@@ -508,6 +516,8 @@ class PeerSession:
             raise
 
     def _on_hello(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+        if msg.seq != 0 or peer.nonce:
+            raise Violation(v.PROTOCOL, peer.key, "a second hello", (frame,))
         body = msg.body
         try:
             config = TableConfig.from_wire(body["config"])
@@ -526,6 +536,8 @@ class PeerSession:
     def _on_seat(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
         if self.stage < SEAT:
             raise Wait
+        if peer.seat_secret:
+            raise Violation(v.PROTOCOL, peer.key, "a second seat secret", (frame,))
         secret = msg.body["secret"]
         if _hash(b"moska-p2p/seat", secret) != peer.seat_commit:
             raise Violation(
@@ -536,6 +548,8 @@ class PeerSession:
     def _on_commit(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
         if self.stage < COMMIT:
             raise Wait
+        if peer.seed_commit:
+            raise Violation(v.PROTOCOL, peer.key, "a second seed commitment", (frame,))
         peer.seed_commit = msg.body["seed"]
 
     def _on_shuffle1(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
@@ -583,6 +597,8 @@ class PeerSession:
         pairs = [(pos, key) for pos, key in msg.body["keys"]]
         if not pairs:
             raise Violation(v.PROTOCOL, peer.key, "an empty key release", (frame,))
+        if any(pos >= self.size for pos, _ in pairs):
+            raise Violation(v.PROTOCOL, peer.key, "a key for a position beyond the deck", (frame,))
         if any((seat, pos) not in self.owed for pos, _ in pairs):
             raise Wait  # not owed yet: this peer has not reached that draw
         assert self.game_id is not None
@@ -691,7 +707,7 @@ class PeerSession:
             state = msg.body["state"]
             if state != m.NO_PREVIOUS and state.hex() != g.state_hash():
                 raise Wait
-            if state == m.NO_PREVIOUS:
+            if state == m.NO_PREVIOUS or not g.is_over:
                 self.audit_caller = peer.key
             self._start_audit()
         if self.stage != AUDIT:
@@ -737,6 +753,8 @@ class PeerSession:
         must match its commitment and every other peer's key for that draw be here."""
         g = self.game
         assert g is not None and self.game_id is not None
+        if pos >= self.size:
+            raise Violation(kind, peer.key, f"deck position {pos} is beyond the deck", (frame,))
         in_hand = g.hidden_owner.get(pos) == seat or (
             g.face[pos] >= 0 and g.hands[seat] >> g.face[pos] & 1
         )
@@ -963,9 +981,7 @@ class PeerSession:
             seat = error.seat if error.seat is not None else -1
             key = self.seats[seat] if seat >= 0 else b""
             evidence = self._frames_of(key, (m.COMMIT, m.SHUFFLE1, m.SHUFFLE2, m.AUDIT))
-            kind = (
-                v.BAD_SEED if "commitment" in str(error) and "seed" in str(error) else v.BAD_SHUFFLE
-            )
+            kind = v.BAD_SEED if "revealed seed" in str(error) else v.BAD_SHUFFLE
             self._stop(v.Verdict(kind, (seat,), (key,), str(error), evidence))
             return
         fault = self._replay_game(faces)
