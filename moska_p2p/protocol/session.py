@@ -204,8 +204,8 @@ class PeerSession:
     def receive(self, frame: bytes, now: float = 0.0) -> list[v.Output]:
         """Take one frame (length prefix included, as on the wire or in a transcript)."""
         self._now = now
-        if self.stage == STOPPED:
-            return self._drain()
+        if self.stage in (DONE, STOPPED):
+            return self._drain()  # the game is over: a late frame (a goodbye) changes nothing
         try:
             body = frame[4:] if len(frame) >= 4 else frame
             if len(frame) < 4 or struct.unpack(">I", frame[:4])[0] != len(body):

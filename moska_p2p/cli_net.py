@@ -1,0 +1,259 @@
+"""The network commands of ``moska``: ``host`` opens a table, ``join`` sits down at one.
+
+Kept apart from :mod:`moska_p2p.cli` (like :mod:`moska_p2p.cli_p2p`) so that the main command
+line never imports trio unless a network command runs; :func:`register` adds the commands to a
+typer app. ``python -m moska_p2p.net`` runs them on their own.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from .bots.api import Bot
+from .crypto.identity import Identity, IdentityError, load_or_create
+from .engine import PRESETS
+
+if TYPE_CHECKING:
+    from .net.node import Node, Outcome
+    from .net.persist import SavedGame
+
+TERMINAL_LATER = "terminal play comes later; pass --bot NAME (random, greedy, shedder, ismcts)"
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _parse_options(pairs: list[str]) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise _fail(f'"{pair}" is not NAME=VALUE (e.g. deck_kill=on)')
+        options[name.strip()] = value.strip()
+    return options
+
+
+def _parse_address(text: str) -> tuple[str, int]:
+    host, sep, port = text.strip().rpartition(":")
+    host = host.strip("[]")  # [::1]:7000
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise _fail(f'"{text}" is not HOST:PORT (e.g. 192.168.1.20:7000)')
+    return host, int(port)
+
+
+def _prepare(
+    bot: str | None,
+    identity: Path | None,
+    seed: int | None,
+    verbose: bool,
+) -> tuple[Identity, Bot]:
+    if bot is None:
+        raise _fail(TERMINAL_LATER)
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s: %(message)s",
+        stream=sys.stderr,
+    )
+    from .bots.loader import BotLoadError, load_bot
+
+    try:
+        ident = load_or_create(identity)
+    except (IdentityError, OSError) as error:
+        raise _fail(f"identity: {error}") from None
+    try:
+        made = load_bot(bot, seed=seed)
+    except (BotLoadError, ValueError) as error:
+        raise _fail(str(error)) from None
+    return ident, made
+
+
+def _saved_game(transcript: Path | None, ident: Identity, resume: bool) -> SavedGame | None:
+    """The saved game a re-run of the command should resume, if any (see net/persist.py)."""
+    from .net.persist import SaveError, find_saved, load_saved
+
+    path = find_saved(transcript, ident.public_bytes)
+    if path is None:
+        if resume:
+            raise _fail("there is no saved game to resume")
+        return None
+    try:
+        saved = load_saved(path)
+    except SaveError as error:
+        if resume:
+            raise _fail(f"cannot resume: {error}") from None
+        typer.echo(f"ignoring an unreadable saved game: {error}")
+        return None
+    if resume or saved.fresh():
+        return saved
+    aside = saved.set_aside()
+    typer.echo(
+        f"the saved game in {path} is older than twice its timeout (the others have given up);"
+        f" moved it to {aside} and starting a new game"
+    )
+    return None
+
+
+def _seat_files(
+    transcript: Path | None, name: str | None, bot: str, ident: Identity, saved: SavedGame | None
+) -> tuple[Path, str]:
+    """The transcript path and the player's name: a resumed game keeps its own."""
+    from .net.persist import default_transcript
+
+    if saved is not None:
+        return saved.transcript, saved.name
+    path = transcript or default_transcript(ident.public_bytes)
+    return path, name or Path(bot.split(":")[0]).stem or "player"
+
+
+def _run(
+    node: Node,
+    made: Bot,
+    saved: SavedGame | None,
+    start: Callable[[Node], Awaitable[Outcome]],
+) -> int:
+    """Run one peer to its end; the exit code (a Ctrl-C before the game: 130)."""
+    import trio
+
+    from .net.node import EXIT_INTERRUPTED
+
+    async def main() -> Outcome:
+        if saved is not None:
+            return await node.resume(saved)
+        return await start(node)
+
+    try:
+        outcome = trio.run(main)
+    except KeyboardInterrupt:
+        typer.echo("interrupted")
+        return EXIT_INTERRUPTED
+    finally:
+        close = getattr(made, "close", None)
+        if callable(close):
+            close()
+    return outcome.code
+
+
+def host(
+    preset: str = typer.Option("moska", help=f"One of: {', '.join(PRESETS)}."),
+    players: int = typer.Option(4, min=2, max=6, help="Number of seats, 2 to 6."),
+    port: int = typer.Option(0, min=0, max=65535, help="Port to listen on (0: any free port)."),
+    option: list[str] = typer.Option(  # noqa: B008 - typer's idiom
+        [], "--option", "-o", help="Change a preset option, NAME=VALUE (repeatable)."
+    ),
+    name: str | None = typer.Option(None, help="Your name at the table (default: the bot's)."),
+    identity: Path | None = typer.Option(  # noqa: B008 - typer's idiom
+        None, help="Your key file (default: the one in your config directory)."
+    ),
+    bot: str | None = typer.Option(None, help="A bot plays your seat: random, greedy, ..."),
+    transcript: Path | None = typer.Option(  # noqa: B008 - typer's idiom
+        None, help="Where to write the game's transcript (default: your data directory)."
+    ),
+    timeout: float = typer.Option(
+        30.0, help="Seconds a peer may take to answer before the game ends as abandoned."
+    ),
+    seed: int | None = typer.Option(None, help="Seed for the bot (your cards stay secret)."),
+    bind: str = typer.Option("0.0.0.0", help="Address to listen on (127.0.0.1: this machine)."),
+    wait: float = typer.Option(600.0, help="Seconds to wait for the table to fill."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Resume the saved game even if it looks stale."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
+    stats: Path | None = typer.Option(None, hidden=True),  # noqa: B008 - for scripts/bench_net.py
+    pace: float = typer.Option(0.0, hidden=True),  # the bot waits this long before each move
+) -> None:
+    """Open a table for a game on the network and print how the others join it."""
+    from .protocol.config import ConfigError, TableConfig
+
+    ident, made = _prepare(bot, identity, seed, verbose)
+    assert bot is not None
+    try:
+        config = TableConfig(
+            preset, players, secrets.token_bytes(32), _parse_options(option), timeout
+        )
+    except ConfigError as error:
+        raise _fail(str(error)) from None
+    from .net.node import Node, NodeOptions
+
+    saved = _saved_game(transcript, ident, resume)
+    path, player = _seat_files(transcript, name, bot, ident, saved)
+    options = NodeOptions(
+        identity=ident,
+        bot=made,
+        transcript=path,
+        name=player,
+        bind=bind,
+        lobby_wait=wait,
+        quiet=quiet,
+        pace=pace,
+        handle_signals=True,
+        stats=stats,
+    )
+    raise typer.Exit(_run(Node(options), made, saved, lambda node: node.host(config, port)))
+
+
+def join(
+    address: str = typer.Argument(..., help="The table's HOST:PORT, as its host printed it."),
+    name: str | None = typer.Option(None, help="Your name at the table (default: the bot's)."),
+    identity: Path | None = typer.Option(  # noqa: B008 - typer's idiom
+        None, help="Your key file (default: the one in your config directory)."
+    ),
+    bot: str | None = typer.Option(None, help="A bot plays your seat: random, greedy, ..."),
+    transcript: Path | None = typer.Option(  # noqa: B008 - typer's idiom
+        None, help="Where to write the game's transcript (default: your data directory)."
+    ),
+    timeout: float = typer.Option(
+        10.0,
+        help="Seconds to wait for each connection and handshake (the game's own timeout is"
+        " the table's, set by its host).",
+    ),
+    seed: int | None = typer.Option(None, help="Seed for the bot (your cards stay secret)."),
+    bind: str = typer.Option("0.0.0.0", help="Address to listen on for the other players."),
+    listen_port: int = typer.Option(0, min=0, max=65535, help="Port for them (0: any)."),
+    wait: float = typer.Option(600.0, help="Seconds to wait for the table to fill."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Resume the saved game even if it looks stale."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
+    stats: Path | None = typer.Option(None, hidden=True),  # noqa: B008 - for scripts/bench_net.py
+    pace: float = typer.Option(0.0, hidden=True),  # the bot waits this long before each move
+) -> None:
+    """Join a table on the network (HOST:PORT as its host printed it)."""
+    host_name, port = _parse_address(address)
+    ident, made = _prepare(bot, identity, seed, verbose)
+    assert bot is not None
+    from .net.node import Node, NodeOptions
+
+    saved = _saved_game(transcript, ident, resume)
+    path, player = _seat_files(transcript, name, bot, ident, saved)
+    options = NodeOptions(
+        identity=ident,
+        bot=made,
+        transcript=path,
+        name=player,
+        bind=bind,
+        listen_port=listen_port,
+        connect_timeout=timeout,
+        lobby_wait=wait,
+        quiet=quiet,
+        pace=pace,
+        handle_signals=True,
+        stats=stats,
+    )
+    raise typer.Exit(_run(Node(options), made, saved, lambda node: node.join(host_name, port)))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``host`` and ``join`` to the ``moska`` command line."""
+    app.command("host")(host)
+    app.command("join")(join)

@@ -1,0 +1,888 @@
+"""A peer on the network: one :class:`~moska_p2p.protocol.session.PeerSession` driven over a
+full mesh of TCP connections, with trio.
+
+The session decides everything; this module only moves bytes and keeps time:
+
+* **Lobby.** The table's opener (the host) listens; each joiner listens too, dials the host and
+  sends a signed ``join`` (its key, name and listening port). When the table is full the host
+  sends every joiner a signed ``start`` (settings and roster with addresses, in joining order).
+  The host is no authority: it relays nothing it could alter (game frames are signed by their
+  authors), and the sessions check that every peer got the same settings and roster.
+* **Mesh.** The later peer in the roster dials the earlier one and proves its key with a signed
+  ``link`` that answers the listener's fresh nonce; the joiner's lobby connection to the host
+  becomes their game link. Every link starts with a ``sync`` both ways, so a frame sent while a
+  link was down is never lost: the other side asks for it.
+* **Time.** A ticker calls ``session.tick`` every :data:`TICK` seconds, so a peer that stops
+  answering ends the game with a timeout verdict; every network wait has a bound.
+* **Failures.** Whatever goes wrong on one connection closes that connection and is logged; the
+  later peer redials with backoff. A peer that crashes and is started again resumes from the
+  files of :mod:`.persist` and catches up through the ``sync`` exchange.
+* **Shutdown.** On Ctrl-C (SIGINT/SIGTERM with ``handle_signals``) the peer sends a signed
+  ``leave``; at any end it says ``bye`` on every link and waits (boundedly) for the others to
+  close, so that its last frames are read before its sockets close.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import signal
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+import trio
+
+from ..bots.api import Bot
+from ..crypto.identity import Identity, fingerprint_of
+from ..engine import IllegalMove
+from ..protocol import verdict as v
+from ..protocol.config import ConfigError, TableConfig, table_id
+from ..protocol.frames import FrameError
+from ..protocol.session import LocalError, PeerSession, drbg
+from ..protocol.transcript import Report, verify_transcript
+from .link import Link
+from .persist import SavedGame, SaveError, TranscriptFile, read_frames
+from .wire import (
+    BYE,
+    HI,
+    JOIN,
+    LINK,
+    MAX_NAME,
+    REFUSE,
+    START,
+    SYNC,
+    Entry,
+    FrameStream,
+    HandshakeError,
+    NetMessage,
+    net_frame,
+)
+
+log = logging.getLogger("moska_p2p.net")
+
+TICK = 0.5
+"""Seconds between two ``session.tick`` calls."""
+
+MIN_BACKOFF = 0.05
+MAX_BACKOFF = 1.0
+"""Redial delays: doubling from the first to the last, so a restarted peer is found fast."""
+
+EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+
+
+def _echo(text: str) -> None:
+    print(text, flush=True)
+
+
+@dataclass
+class NodeOptions:
+    """How a peer runs (the ``host``/``join`` command line, or a test)."""
+
+    identity: Identity
+    bot: Bot
+    transcript: Path
+    name: str = "player"
+    bind: str = "0.0.0.0"
+    listen_port: int = 0
+    connect_timeout: float = 10.0  # a dial plus its handshake
+    lobby_wait: float = 600.0  # how long a table may take to fill
+    quiet: bool = False  # no line per move
+    pace: float = 0.0  # seconds the bot waits before each move (tests, demos)
+    echo: Callable[[str], None] = _echo
+    handle_signals: bool = False  # Ctrl-C sends a signed leave (the CLI; not in tests)
+    stats: Path | None = None  # write timing and traffic figures here (JSON) at the end
+
+
+@dataclass
+class Stats:
+    """Figures for ``scripts/bench_net.py``: wall-clock times (``time.time()``) and traffic."""
+
+    players: int = 0
+    seat: int = -1
+    t_start: float | None = None
+    t_seated: float | None = None
+    t_first_turn: float | None = None
+    t_end: float | None = None
+    moves: int = 0
+    links: int = 0  # game connections made (a reconnection counts again)
+    frames_in: int = 0
+    bytes_in: int = 0
+    frames_out: int = 0
+    bytes_out: int = 0
+    max_rss_kb: int = 0
+    code: int = -1
+
+
+@dataclass
+class Outcome:
+    """How the game ended for this peer: the exit code and what to say."""
+
+    code: int
+    message: str
+    finished: v.Finished | None = None
+    verdict: v.Verdict | None = None
+    report: Report | None = None
+    transcript: Path | None = None
+
+
+@dataclass
+class _Lobby:
+    """The host's side of the lobby."""
+
+    config: TableConfig
+    joined: dict[bytes, tuple[Entry, object]] = field(default_factory=dict)
+    roster: tuple[Entry, ...] | None = None
+    start_frame: bytes = b""
+    full: trio.Event = field(default_factory=trio.Event)
+    error: str = ""
+
+
+class Node:
+    """One peer: lobby, mesh, ticker, bot and files (see the module docstring).
+
+    Use one of :meth:`host`, :meth:`join` or :meth:`resume` once; each returns the
+    :class:`Outcome` (also kept in :attr:`outcome`).
+    """
+
+    def __init__(self, options: NodeOptions) -> None:
+        self.o = options
+        self.identity = options.identity
+        self.me = options.identity.public_bytes
+        self.send_timeout = options.connect_timeout
+        self.session: PeerSession | None = None
+        self.saved: SavedGame | None = None
+        self.file: TranscriptFile | None = None
+        self.links: dict[bytes, Link] = {}
+        self.gone: set[bytes] = set()
+        self.ready = trio.Event()
+        self.over = trio.Event()
+        self.outcome: Outcome | None = None
+        self.interrupted = False
+        self.port = 0
+        self.stats = Stats()
+        self._end: v.Finished | v.Stopped | None = None
+        self._lobby: _Lobby | None = None
+        self._lobby_scope = trio.CancelScope()
+        self._turn = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self._table_id = b""
+        self._names: dict[bytes, str] = {}
+
+    # ------------------------------------------------------------------ entry points
+
+    async def host(
+        self,
+        config: TableConfig,
+        port: int,
+        *,
+        task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+    ) -> Outcome:
+        """Open a table on ``port`` (0: any free port), wait for it to fill, play it out."""
+        listeners = await self._listen(port)
+        lobby = self._lobby = _Lobby(config)
+        self._announce(config)
+        task_status.started(self.port)
+
+        async def body() -> None:
+            with self._lobby_scope, trio.move_on_after(self.o.lobby_wait):
+                await lobby.full.wait()
+            if self.session is not None:
+                await self._play_out()
+            elif self.interrupted:
+                self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
+            else:
+                reason = lobby.error or (
+                    f"the table did not fill within {self.o.lobby_wait:g} s"
+                    f" ({len(lobby.joined) + 1} of {config.players} players)"
+                )
+                self._conclude(Outcome(EXIT_FAILED, reason))
+
+        return await self._run(listeners, body)
+
+    async def join(
+        self,
+        host: str,
+        port: int,
+        *,
+        task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+    ) -> Outcome:
+        """Join the table at ``host:port``, wait for it to fill, play it out."""
+        listeners = await self._listen(self.o.listen_port)
+        task_status.started(self.port)
+
+        async def body() -> None:
+            entered: tuple[FrameStream, SavedGame] | None = None
+            with self._lobby_scope:
+                try:
+                    entered = await self._enter_lobby(host, port)
+                except (OSError, trio.TooSlowError, HandshakeError, FrameError, ConfigError) as e:
+                    reason = _reason(e)
+                    if isinstance(e, trio.TooSlowError):
+                        reason = "no answer in time (the table did not fill, or no host there)"
+                    self._conclude(Outcome(EXIT_FAILED, f"could not join {host}:{port}: {reason}"))
+            if entered is not None:
+                stream, saved = entered
+                self._begin(saved, None, {0: stream})
+                await self._play_out()
+            elif self.outcome is None:
+                self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
+
+        return await self._run(listeners, body)
+
+    async def resume(
+        self,
+        saved: SavedGame,
+        *,
+        task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+    ) -> Outcome:
+        """Rebuild the session of a game this peer was playing when it stopped, listen where
+        it listened, reconnect, catch up and play it out."""
+        try:
+            frames = read_frames(saved.transcript, self.me)
+        except SaveError as error:
+            self._conclude(Outcome(EXIT_FAILED, f"cannot resume: {error}"))
+            return self._result()
+        listeners = await self._listen(saved.roster[saved.me].port)
+        task_status.started(self.port)
+
+        async def body() -> None:
+            self._begin(saved, frames, {})
+            await self._play_out()
+
+        return await self._run(listeners, body)
+
+    async def _run(
+        self, listeners: list[trio.SocketListener], body: Callable[[], Awaitable[None]]
+    ) -> Outcome:
+        """Serve our port (and Ctrl-C) while ``body`` runs; everything stops when it returns."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                nursery.start_soon(self._serve, listeners)
+                if self.o.handle_signals:
+                    nursery.start_soon(self._signals)
+                await body()
+                nursery.cancel_scope.cancel()
+        finally:
+            if self.file is not None:
+                self.file.close()
+        return self._result()
+
+    # ------------------------------------------------------------------ the game
+
+    def _begin(
+        self, saved: SavedGame, frames: list[bytes] | None, first: dict[int, FrameStream]
+    ) -> None:
+        """Make (or rebuild) the session, save what a restart needs, start the game's tasks."""
+        assert self._nursery is not None
+        self.saved = saved
+        keys = [e.key for e in saved.roster]
+        self._names = {e.key: e.name for e in saved.roster}
+        self._table_id = table_id(saved.config, keys)
+        self.send_timeout = min(self.o.connect_timeout, saved.config.timeout)
+        now = trio.current_time()
+        self.stats.players = saved.config.players
+        self.stats.t_start = time.time()
+        if frames is None:
+            saved.save()
+            session = PeerSession(
+                self.identity, saved.config, keys, name=saved.name, rng=drbg(saved.secret), now=now
+            )
+            self.file = TranscriptFile(saved.transcript, self.me, saved.config, keys)
+            self.session = session
+            outputs = session.start(now)
+        else:
+            session, replayed = PeerSession.resume(
+                self.identity, saved.config, keys, saved.secret, frames, name=saved.name, now=now
+            )
+            self.file = TranscriptFile(
+                saved.transcript, self.me, saved.config, keys, session.transcript
+            )
+            saved.save()  # a fresh date: the game is alive again
+            self.session = session
+            self.o.echo(
+                f"resumed the game saved in {saved.transcript}: {len(session.moves)} moves"
+                f" so far; reconnecting"
+            )
+            # What happened before the crash was printed then; frames go out through sync.
+            outputs = [o for o in replayed if isinstance(o, v.Seated | v.Finished | v.Stopped)]
+        self.ready.set()
+        self._nursery.start_soon(self._ticker)
+        self._nursery.start_soon(self._play_bot)
+        for index in range(saved.me):
+            self._nursery.start_soon(self._keep_link, index, first.get(index))
+        self._handle(outputs)
+
+    def on_frame(self, frame: bytes, source: bytes) -> None:
+        """A game frame from the link to ``source``."""
+        session = self.session
+        if session is None or self.over.is_set():
+            return
+        self.stats.frames_in += 1
+        self.stats.bytes_in += len(frame)
+        self._handle(session.receive(frame, trio.current_time()), (source, frame))
+
+    def on_net(self, link: Link, message: NetMessage) -> None:
+        """A ``sync`` or ``bye`` on a game link."""
+        session = self.session
+        if message.kind == BYE:
+            self.gone.add(link.key)
+            log.info("%s is done: %s", self._label(link.key), str(message.body["reason"])[:200])
+            return
+        if message.kind == SYNC and session is not None:
+            have: dict[bytes, int] = {}
+            for pair in message.body["have"]:
+                key, seq = pair
+                if not isinstance(key, bytes) or type(seq) is not int or seq < 0:
+                    raise HandshakeError("a malformed sync")
+                have[key] = seq
+            for frame in session.frames_after(have):
+                link.enqueue(frame)
+            if self.over.is_set():
+                link.finish(self._bye())
+
+    def _handle(
+        self, outputs: Sequence[v.Output], echo_of: tuple[bytes, bytes] | None = None
+    ) -> None:
+        """Act on a session's outputs. The transcript is appended first, so a frame of ours
+        is on disk before it can be on the wire (see :mod:`.persist`)."""
+        session = self.session
+        assert session is not None
+        if self.file is not None:
+            self.file.append(session.transcript[self.file.written :])
+        for out in outputs:
+            if isinstance(out, v.Send):
+                for key, link in self.links.items():
+                    # never echo a frame back over the link it came in on
+                    if echo_of is None or key != echo_of[0] or out.frame != echo_of[1]:
+                        link.enqueue(out.frame)
+            elif isinstance(out, v.Moved):
+                self.stats.moves += 1
+                if not self.o.quiet:
+                    self.o.echo(f"seat {out.seat} ({self._seat_name(out.seat)}): {out.move}")
+            elif isinstance(out, v.Seated):
+                self._show_seats(out)
+            elif isinstance(out, v.Finished | v.Stopped):
+                if self._end is None:
+                    self._end = out
+                    self.stats.t_end = time.time()
+                if self.file is not None:
+                    self.file.close()
+                self.over.set()
+            elif isinstance(out, v.Rejected):
+                log.info("refused a frame: %s", out.reason)
+        if session.my_turn and self.stats.t_first_turn is None:
+            self.stats.t_first_turn = time.time()
+        self._turn.set()
+
+    async def _ticker(self) -> None:
+        session = self.session
+        assert session is not None
+        while not self.over.is_set():
+            await trio.sleep(TICK)
+            self._handle(session.tick(trio.current_time()))
+
+    async def _play_bot(self) -> None:
+        """Play this seat's moves with the bot. A built-in bot (``trusted_fast``) runs inline;
+        any other runs in a thread on a copy of the game, within the table's timeout."""
+        session = self.session
+        assert session is not None
+        bot = self.o.bot
+        inline = bool(getattr(bot, "trusted_fast", False))
+        while not self.over.is_set():
+            game = session.game
+            if not session.my_turn or game is None:
+                self._turn = trio.Event()
+                await self._turn.wait()
+                continue
+            if self.o.pace:
+                await trio.sleep(self.o.pace)
+                if not session.my_turn:
+                    continue
+            seat = session.my_seat
+            state = game.state_hash()
+            legal = session.legal_moves()
+            try:
+                if inline:
+                    move = bot.choose(game.view(seat), legal)
+                else:
+                    view = game.copy().view(seat)
+                    with trio.fail_after(session.config.timeout):
+                        move = await trio.to_thread.run_sync(
+                            bot.choose, view, legal, abandon_on_cancel=True
+                        )
+            except Exception as error:
+                self._leave(f"its bot failed: {_reason(error)}")
+                return
+            if not session.my_turn or game.state_hash() != state:
+                continue
+            try:
+                outputs = session.play(move, trio.current_time())
+            except (IllegalMove, LocalError) as error:
+                self._leave(f"its bot chose an illegal move: {error}")
+                return
+            self._handle(outputs)
+            await trio.sleep(0)
+
+    def _leave(self, reason: str) -> None:
+        session = self.session
+        if session is None or self.over.is_set():
+            return
+        self.o.echo(f"leaving the table: {reason}")
+        self._handle(session.leave(reason, trio.current_time()))
+
+    async def _play_out(self) -> None:
+        """Wait for the end, report it, close the links politely."""
+        await self.over.wait()
+        outcome = await self._outcome()
+        linger = 1.0 if outcome.finished is None else 5.0
+        await self._shutdown(min(linger, self.saved.config.timeout if self.saved else linger))
+        self._conclude(outcome)
+
+    async def _outcome(self) -> Outcome:
+        session, saved, end = self.session, self.saved, self._end
+        assert session is not None and saved is not None and end is not None
+        saved.discard()  # over: nothing left to resume
+        names = {k: _printable(p.name or self._names.get(k, "")) for k, p in session.peers.items()}
+        if isinstance(end, v.Stopped):
+            if end.verdict.kind == v.LEFT and end.verdict.keys == (self.me,):
+                text = "you left the table; the others were told with a signed message"
+            else:
+                text = f"game stopped: {end.verdict.describe(names)}"
+            self.o.echo(text)
+            code = EXIT_INTERRUPTED if self.interrupted else EXIT_FAILED
+            return Outcome(code, text, verdict=end.verdict, transcript=saved.transcript)
+        losers = [self._seat_label(s) for s in end.losers]
+        result = " and ".join(losers) + " lost" if losers else "a draw: nobody lost"
+        self.o.echo(f"result: {result}")
+        report = await trio.to_thread.run_sync(verify_transcript, saved.transcript)
+        if not report.valid or report.final_state_hash != end.final_state_hash:
+            text = f"the transcript {saved.transcript} does not verify: {report.fault}"
+            self.o.echo(text)
+            return Outcome(EXIT_FAILED, text, end, report=report, transcript=saved.transcript)
+        text = f"transcript verified: {saved.transcript} (final state {end.final_state_hash[:16]})"
+        self.o.echo(text)
+        return Outcome(
+            EXIT_OK, f"result: {result}", end, report=report, transcript=saved.transcript
+        )
+
+    async def _shutdown(self, linger: float) -> None:
+        bye = self._bye()
+        for link in list(self.links.values()):
+            link.finish(bye)
+        with trio.move_on_after(linger):
+            while self.links:
+                await trio.sleep(0.02)
+
+    def _bye(self) -> bytes:
+        reason = "left" if self.interrupted else "the game is over"
+        return net_frame(self.identity, BYE, {"reason": reason})
+
+    def _conclude(self, outcome: Outcome) -> None:
+        if self.outcome is not None:
+            return
+        self.outcome = outcome
+        if outcome.code and outcome.verdict is None and outcome.finished is None:
+            self.o.echo(outcome.message)
+        if self.o.stats is not None:
+            for link in self.links.values():  # still open: count what they sent so far
+                self.stats.frames_out += link.frames_out
+                self.stats.bytes_out += link.bytes_out
+            self.stats.code = outcome.code
+            self.stats.seat = self.session.my_seat if self.session else -1
+            self.stats.max_rss_kb = _peak_rss_kb()
+            self.o.stats.write_text(json.dumps(asdict(self.stats)) + "\n")
+
+    def _result(self) -> Outcome:
+        assert self.outcome is not None
+        return self.outcome
+
+    # ------------------------------------------------------------------ connections
+
+    async def _listen(self, port: int) -> list[trio.SocketListener]:
+        listeners = await trio.open_tcp_listeners(port, host=self.o.bind)
+        self.port = int(listeners[0].socket.getsockname()[1])
+        return listeners
+
+    async def _serve(self, listeners: list[trio.SocketListener]) -> None:
+        await trio.serve_listeners(self._accept, listeners)
+
+    async def _accept(self, stream: trio.SocketStream) -> None:
+        """A connection to our port: a joiner (host only) or a later peer. Whatever it does,
+        only this connection is at stake."""
+        try:
+            where = "{}:{}".format(*stream.socket.getpeername()[:2])
+        except OSError:
+            where = "an unknown address"
+        try:
+            await self._handshake_in(FrameStream(stream), where.rpartition(":")[0])
+        except Exception as error:
+            log.warning("closed a connection from %s: %s", where, _reason(error))
+        finally:
+            await trio.aclose_forcefully(stream)
+
+    async def _handshake_in(self, fs: FrameStream, address: str) -> None:
+        nonce = secrets.token_bytes(32)
+        hello: dict[str, Any] = {"nonce": nonce, "name": self.o.name[:MAX_NAME]}
+        lobby = self._lobby
+        if lobby is not None:
+            hello["config"] = lobby.config.to_wire()
+        with trio.fail_after(self.o.connect_timeout):
+            await fs.send(net_frame(self.identity, HI, hello))
+            msg = await fs.receive_net(JOIN, LINK)
+        if msg.body["answer"] != nonce:
+            raise HandshakeError("a signed answer to another challenge")
+        if msg.kind == JOIN:
+            if lobby is None:
+                await self._refuse(fs, "this peer is not the host of a table")
+            await self._lobby_join(fs, msg, address)
+            return
+        with trio.move_on_after(self.o.connect_timeout):
+            await self.ready.wait()
+        saved = self.saved
+        if saved is None:
+            await self._refuse(fs, "this peer has no game yet")
+        if msg.body["table"] != self._table_id:
+            await self._refuse(fs, "this peer plays another table")
+        index = next((i for i, e in enumerate(saved.roster) if e.key == msg.key), -1)
+        if index <= saved.me:
+            await self._refuse(fs, "only a later peer of the table dials this one")
+        await self._serve_link(msg.key, fs)
+
+    async def _refuse(self, fs: FrameStream, reason: str) -> NoReturn:
+        """Tell the other side why, then end this connection (raises)."""
+        with trio.move_on_after(1.0):
+            await fs.send(net_frame(self.identity, REFUSE, {"reason": reason}))
+        raise HandshakeError(f"refused: {reason}")
+
+    async def _serve_link(self, key: bytes, fs: FrameStream) -> None:
+        """Run a game link to ``key`` until it ends (a newer link replaces an older one)."""
+        session = self.session
+        assert session is not None
+        link = Link(self, key, fs)
+        old = self.links.get(key)
+        if old is not None:
+            old.cancel()
+        self.links[key] = link
+        self.gone.discard(key)
+        self.stats.links += 1
+        have = [[k, seq] for k, seq in session.sync_state().items()]
+        link.enqueue(net_frame(self.identity, SYNC, {"have": have}))
+        log.info("connected to %s", self._label(key))
+        try:
+            await link.run()
+            log.info("%s closed the connection", self._label(key))
+        except Exception as error:
+            log.warning("connection to %s closed: %s", self._label(key), _reason(error))
+        finally:
+            if self.links.get(key) is link:
+                del self.links[key]
+            self.stats.frames_out += link.frames_out
+            self.stats.bytes_out += link.bytes_out
+
+    async def _keep_link(self, index: int, first: FrameStream | None) -> None:
+        """Keep the link to an earlier peer up: dial, serve, and redial with backoff after a
+        drop, until the game is over or that peer said ``bye``."""
+        saved = self.saved
+        assert saved is not None
+        entry = saved.roster[index]
+        host, port = entry.host, entry.port
+        if index == 0 and saved.host_address is not None:
+            host, port = saved.host_address
+        delay = MIN_BACKOFF
+        stream = first
+        while not self.over.is_set() and entry.key not in self.gone:
+            if stream is None:
+                try:
+                    stream = await self._dial(host, port, entry.key)
+                except Exception as error:
+                    log.info(
+                        "cannot reach %s at %s:%d: %s",
+                        self._label(entry.key),
+                        host,
+                        port,
+                        _reason(error),
+                    )
+            if stream is not None:
+                delay = MIN_BACKOFF
+                try:
+                    await self._serve_link(entry.key, stream)
+                finally:
+                    await trio.aclose_forcefully(stream.stream)
+                    stream = None
+                if self.over.is_set() or entry.key in self.gone:
+                    break
+            await trio.sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF)
+
+    async def _dial(self, host: str, port: int, key: bytes) -> FrameStream:
+        with trio.fail_after(self.send_timeout):
+            stream = await trio.open_tcp_stream(host, port)
+            try:
+                fs = FrameStream(stream)
+                hi = await fs.receive_net(HI)
+                if hi.key != key:
+                    raise HandshakeError("another key answers at that address")
+                body = {"answer": hi.body["nonce"], "table": self._table_id}
+                await fs.send(net_frame(self.identity, LINK, body))
+            except BaseException:
+                await trio.aclose_forcefully(stream)
+                raise
+        return fs
+
+    # ------------------------------------------------------------------ lobby
+
+    async def _enter_lobby(self, host: str, port: int) -> tuple[FrameStream, SavedGame]:
+        """Dial the host (retrying while it is not up yet), accept its table, wait for the
+        start; returns the connection (our game link to the host) and the table."""
+        with trio.fail_after(self.o.connect_timeout):
+            delay = MIN_BACKOFF
+            while True:
+                try:
+                    stream = await trio.open_tcp_stream(host, port)
+                    break
+                except OSError:
+                    await trio.sleep(delay)
+                    delay = min(delay * 2, MAX_BACKOFF)
+        fs = FrameStream(stream)
+        try:
+            with trio.fail_after(self.o.connect_timeout):
+                hi = await fs.receive_net(HI)
+            if "config" not in hi.body:
+                raise HandshakeError("the peer at that address is not the host of a table")
+            config = TableConfig.from_wire(hi.body["config"])
+            host_name = _printable(str(hi.body["name"])[:MAX_NAME])
+            self.o.echo(
+                f"table at {host}:{port}: {config.preset} for {config.players} players,"
+                f" opened by {host_name} ({fingerprint_of(hi.key)}); timeout {config.timeout:g} s"
+            )
+            join = {
+                "name": self.o.name[:MAX_NAME],
+                "port": self.port,
+                "answer": hi.body["nonce"],
+                "table": config.table_nonce,
+            }
+            with trio.fail_after(self.o.connect_timeout):
+                await fs.send(net_frame(self.identity, JOIN, join))
+            self.o.echo(
+                f"joined; waiting for the table to fill (listening on {self.o.bind}:{self.port}"
+                " for the other players)"
+            )
+            with trio.fail_after(self.o.lobby_wait):
+                start = await fs.receive_net(START)
+            roster = self._check_start(start, hi.key, config)
+        except BaseException:
+            await trio.aclose_forcefully(stream)
+            raise
+        me = next(i for i, e in enumerate(roster) if e.key == self.me)
+        secret = secrets.token_bytes(32)
+        saved = SavedGame(self.o.transcript, secret, config, roster, me, self.o.name, (host, port))
+        return fs, saved
+
+    def _check_start(
+        self, start: NetMessage, host_key: bytes, config: TableConfig
+    ) -> tuple[Entry, ...]:
+        if start.key != host_key:
+            raise HandshakeError("the start is not signed by the host")
+        if TableConfig.from_wire(start.body["config"]) != config:
+            raise HandshakeError("the host changed the table settings")
+        roster = tuple(Entry.from_wire(e) for e in start.body["roster"])
+        keys = [e.key for e in roster]
+        if len(roster) != config.players or len(set(keys)) != len(keys):
+            raise HandshakeError(f"the roster does not list {config.players} distinct players")
+        if keys[0] != host_key:
+            raise HandshakeError("the roster does not start with the host")
+        mine = [e for e in roster if e.key == self.me]
+        if not mine or mine[0].port != self.port:
+            raise HandshakeError("the roster does not list this peer as it joined")
+        return roster
+
+    async def _lobby_join(self, fs: FrameStream, msg: NetMessage, address: str) -> None:
+        """The host's side of a ``join``: seat the joiner, wait for the table to fill while
+        watching the connection, then send the start and keep the connection as a game link."""
+        lobby = self._lobby
+        assert lobby is not None
+        body = msg.body
+        if body["table"] != lobby.config.table_nonce:
+            await self._refuse(fs, "that is another table")
+        if lobby.roster is not None:
+            if any(e.key == msg.key for e in lobby.roster):  # a joiner that lost the start
+                await self._send_start(fs, msg.key)
+                return
+            await self._refuse(fs, "the game has started")
+        if msg.key == self.me:
+            await self._refuse(fs, "that is the host's own key")
+        if msg.key not in lobby.joined and len(lobby.joined) >= lobby.config.players - 1:
+            await self._refuse(fs, "the table is full")
+        entry = Entry(msg.key, str(body["name"])[:MAX_NAME], address, int(body["port"]))
+        ticket = object()
+        lobby.joined[msg.key] = (entry, ticket)
+        count = len(lobby.joined) + 1
+        self.o.echo(
+            f"{_printable(entry.name)} ({fingerprint_of(entry.key)}) joined from {address}:"
+            f" {count} of {lobby.config.players} players"
+        )
+        if count == lobby.config.players:
+            self._seal()
+        if await self._left_before_start(fs):
+            if lobby.roster is None and lobby.joined.get(msg.key, (entry, None))[1] is ticket:
+                del lobby.joined[msg.key]
+                who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
+                self.o.echo(f"{who} left before the start")
+            return
+        await self._send_start(fs, msg.key)
+
+    async def _left_before_start(self, fs: FrameStream) -> bool:
+        """Wait for the table to fill; True if the joiner hung up (or spoke) meanwhile."""
+        lobby = self._lobby
+        assert lobby is not None
+        left = False
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                nonlocal left
+                try:
+                    await fs.stream.receive_some(1)  # a joiner says nothing before the start
+                except Exception as error:
+                    log.info("a joiner's connection broke: %s", _reason(error))
+                left = True
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(watch)
+            await lobby.full.wait()
+            nursery.cancel_scope.cancel()
+        return left
+
+    def _seal(self) -> None:
+        """The table is full: fix the roster (host first, then joining order) and start."""
+        lobby = self._lobby
+        assert lobby is not None
+        host = Entry(self.me, self.o.name[:MAX_NAME], "", self.port)
+        lobby.roster = (host, *(entry for entry, _ in lobby.joined.values()))
+        body = {"config": lobby.config.to_wire(), "roster": [e.to_wire() for e in lobby.roster]}
+        lobby.start_frame = net_frame(self.identity, START, body)
+        saved = SavedGame(
+            self.o.transcript,
+            secrets.token_bytes(32),
+            lobby.config,
+            lobby.roster,
+            0,
+            self.o.name,
+            None,
+        )
+        try:
+            self._begin(saved, None, {})
+        except (OSError, ValueError) as error:
+            lobby.error = f"cannot start the game: {error}"
+        else:
+            self.o.echo(f"all {lobby.config.players} players are here: the game starts")
+        lobby.full.set()
+
+    async def _send_start(self, fs: FrameStream, key: bytes) -> None:
+        lobby = self._lobby
+        assert lobby is not None
+        if self.session is None:
+            await self._refuse(fs, lobby.error or "the game could not start")
+        with trio.fail_after(self.o.connect_timeout):
+            await fs.send(lobby.start_frame)
+        await self._serve_link(key, fs)
+
+    # ------------------------------------------------------------------ odds and ends
+
+    async def _signals(self) -> None:
+        """Ctrl-C: leave with a signed message; a second Ctrl-C stops at once."""
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
+            async for _ in received:
+                if self.interrupted or self.over.is_set():
+                    assert self._nursery is not None
+                    self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted"))
+                    self._nursery.cancel_scope.cancel()
+                    return
+                self.interrupted = True
+                if self.session is None:
+                    self._lobby_scope.cancel()
+                else:
+                    self._leave("interrupted (Ctrl-C)")
+
+    def _announce(self, config: TableConfig) -> None:
+        options = ", ".join(f"{k}={config.options[k]}" for k in sorted(config.options))
+        self.o.echo(
+            f"table open: {config.preset} for {config.players} players"
+            f"{' (' + options + ')' if options else ''}, timeout {config.timeout:g} s;"
+            f" host {self.o.name} ({self.identity.fingerprint})"
+        )
+        if self.o.bind in ("0.0.0.0", "", "::"):
+            lan = _lan_address()
+            if lan:
+                self.o.echo(f"join from the network with: moska join {lan}:{self.port}")
+            self.o.echo(f"join from this machine with: moska join 127.0.0.1:{self.port}")
+        else:
+            self.o.echo(f"join with: moska join {self.o.bind}:{self.port}")
+
+    def _show_seats(self, seated: v.Seated) -> None:
+        self.stats.t_seated = time.time()
+        session = self.session
+        assert session is not None
+        seats = ", ".join(self._seat_label(s) for s in range(len(seated.seats)))
+        self.o.echo(f"seats: {seats}; dealer: seat {seated.dealer}; you are seat {session.my_seat}")
+
+    def _seat_name(self, seat: int) -> str:
+        session = self.session
+        assert session is not None
+        key = session.seats[seat]
+        return _printable(session.peers[key].name or self._names.get(key, ""))
+
+    def _seat_label(self, seat: int) -> str:
+        """``seat 2 (alice, 3F9A-11C2)``"""
+        session = self.session
+        assert session is not None
+        key = session.seats[seat]
+        return f"seat {seat} ({self._seat_name(seat)}, {fingerprint_of(key)})"
+
+    def _label(self, key: bytes) -> str:
+        session = self.session
+        if session is not None and key in session.seat_of:
+            return self._seat_label(session.seat_of[key])
+        return f"{_printable(self._names.get(key, 'a peer'))} ({fingerprint_of(key)})"
+
+
+def _reason(error: BaseException) -> str:
+    """A short readable reason for an exception (the first of a group)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if isinstance(error, trio.TooSlowError):
+        return "timed out"
+    text = str(error)
+    return text if text else type(error).__name__
+
+
+def _peak_rss_kb() -> int:
+    """This process's peak resident memory in kB (0 where the OS does not tell)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Unix
+        return 0
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+def _printable(name: str) -> str:
+    """A name from the network, safe to print: no control characters (no terminal escapes)."""
+    return "".join(c if c.isprintable() else "?" for c in name)
+
+
+def _lan_address() -> str:
+    """This machine's address on the local network, as a joiner would dial it (a UDP
+    "connect" picks the outgoing interface without sending anything)."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: never routed, nothing sent
+            address = str(probe.getsockname()[0])
+    except OSError:
+        return ""
+    return "" if address.startswith("127.") or address == "0.0.0.0" else address

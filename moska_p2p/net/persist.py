@@ -1,0 +1,248 @@
+"""What a peer keeps on disk so that a crash costs it nothing but the time to restart.
+
+Two files per game, side by side:
+
+``GAME.moska``         the transcript (``protocol/transcript.py`` format): the header when the
+                       game starts, then every frame the session processes, appended *before*
+                       any frame goes out on the wire. That order matters: a restarted peer
+                       rebuilds its session from this file, and if it had sent a message that
+                       the file lacks, it could sign a different message with the same sequence
+                       number, which the others would rightly call equivocation.
+``GAME.moska.resume``  the per-game secret that every random choice of the session derives from
+                       (``drbg``), the table settings, the roster with addresses, this peer's
+                       index and name, and how it reached the host. Mode 0600 from its
+                       creation: the secret decides this peer's hidden cards until the audit.
+
+Running the same ``moska host``/``moska join`` command again finds the ``.resume`` file,
+rebuilds the session with :meth:`PeerSession.resume` and rejoins the mesh. The file is
+removed when the game ends (finished, stopped or left); a file older than twice the table's
+timeout belongs to a game the others have already abandoned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..crypto.identity import fingerprint_of
+from ..protocol.config import ConfigError, TableConfig
+from ..protocol.frames import MAX_FRAME, FrameError, pack, unpack
+from ..protocol.transcript import MAGIC, write_transcript
+from .wire import Entry
+
+RESUME_SUFFIX = ".resume"
+STATE_VERSION = 1
+
+
+class SaveError(ValueError):
+    """A saved game that cannot be read back."""
+
+
+def data_dir() -> Path:
+    """Where transcripts go unless ``--transcript`` says otherwise (XDG data directory)."""
+    base = os.environ.get("XDG_DATA_HOME", "")
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
+    return root / "moska-p2p" / "games"
+
+
+def default_transcript(public_key: bytes) -> Path:
+    """A new transcript path for this identity: time-stamped, named by its fingerprint."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return data_dir() / f"{stamp}-{fingerprint_of(public_key)}.moska"
+
+
+def resume_path(transcript: Path) -> Path:
+    return transcript.with_name(transcript.name + RESUME_SUFFIX)
+
+
+def find_saved(transcript: Path | None, public_key: bytes) -> Path | None:
+    """The ``.resume`` file a re-run of the command should pick up: next to ``transcript``
+    when one was named, else this identity's newest one in :func:`data_dir`."""
+    if transcript is not None:
+        path = resume_path(transcript)
+        return path if path.is_file() else None
+    folder = data_dir()
+    if not folder.is_dir():
+        return None
+    found = sorted(
+        folder.glob(f"*-{fingerprint_of(public_key)}.moska{RESUME_SUFFIX}"),
+        key=lambda p: p.stat().st_mtime,
+    )
+    return found[-1] if found else None
+
+
+@dataclass(frozen=True)
+class SavedGame:
+    """Everything a restarted peer needs besides its identity and its transcript."""
+
+    transcript: Path
+    secret: bytes
+    config: TableConfig
+    roster: tuple[Entry, ...]
+    me: int
+    name: str
+    host_address: tuple[str, int] | None  # how a joiner reached the host; None on the host
+
+    @property
+    def state_path(self) -> Path:
+        return resume_path(self.transcript)
+
+    def age(self, now: float | None = None) -> float:
+        """Seconds since this peer last wrote anything about the game."""
+        stamps = [p.stat().st_mtime for p in (self.transcript, self.state_path) if p.exists()]
+        return (time.time() if now is None else now) - max(stamps, default=0.0)
+
+    def fresh(self) -> bool:
+        """Whether the others may still be waiting: they give up after the timeout."""
+        return self.age() <= 2 * self.config.timeout
+
+    def save(self) -> None:
+        data = pack(
+            {
+                "moska-resume": STATE_VERSION,
+                "transcript": str(self.transcript),
+                "secret": self.secret,
+                "config": self.config.to_wire(),
+                "roster": [e.to_wire() for e in self.roster],
+                "me": self.me,
+                "name": self.name,
+                "host_address": list(self.host_address) if self.host_address else None,
+            }
+        )
+        write_private(self.state_path, data)
+
+    def discard(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.state_path.unlink()
+
+    def set_aside(self) -> Path:
+        """Rename a stale ``.resume`` file out of the way (kept, in case it matters)."""
+        target = self.state_path.with_name(self.state_path.name + ".stale")
+        os.replace(self.state_path, target)
+        return target
+
+
+def load_saved(path: Path) -> SavedGame:
+    """Read a ``.resume`` file; :class:`SaveError` for anything unreadable."""
+    try:
+        data = unpack(path.read_bytes())
+    except (OSError, FrameError) as error:
+        raise SaveError(f"{path}: {error}") from None
+    try:
+        if not isinstance(data, dict) or data.get("moska-resume") != STATE_VERSION:
+            raise SaveError("not a saved game")
+        secret, me, name = data["secret"], data["me"], data["name"]
+        if not isinstance(secret, bytes) or len(secret) != 32:
+            raise SaveError("bad secret")
+        if not isinstance(me, int) or not isinstance(name, str):
+            raise SaveError("bad seat or name")
+        config = TableConfig.from_wire(data["config"])
+        roster = tuple(Entry.from_wire(e) for e in data["roster"])
+        if not 0 <= me < len(roster) or len(roster) != config.players:
+            raise SaveError("the roster does not match the table")
+        address = data["host_address"]
+        host_address = None
+        if address is not None:
+            host, port = address
+            host_address = (str(host), int(port))
+        transcript = path.with_name(path.name.removesuffix(RESUME_SUFFIX))
+    except (KeyError, TypeError, ValueError, ConfigError, FrameError) as error:
+        if isinstance(error, SaveError):
+            raise SaveError(f"{path}: {error}") from None
+        raise SaveError(f"{path}: {type(error).__name__}: {error}") from None
+    return SavedGame(transcript, secret, config, roster, me, name, host_address)
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, readable by its owner only (0600 from the
+    first byte: the file is created with that mode, then renamed over the old one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if hasattr(os, "fchmod"):
+                os.fchmod(handle.fileno(), 0o600)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+class TranscriptFile:
+    """A transcript that grows with the game: the header and the frames so far are written
+    at once (atomically, replacing any older file), then :meth:`append` adds frames.
+
+    Appends go straight to the file descriptor (no user-space buffer), so a peer killed with
+    SIGKILL loses nothing it has appended: the kernel holds it.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        owner: bytes,
+        config: TableConfig,
+        roster: Sequence[bytes],
+        frames: Sequence[bytes] = (),
+    ) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        write_transcript(temporary, owner, config, roster, frames)
+        os.replace(temporary, path)
+        self.written = len(frames)
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND)
+
+    def append(self, frames: Sequence[bytes]) -> None:
+        if self._fd is None or not frames:
+            return
+        data = memoryview(b"".join(frames))
+        while data:
+            done = os.write(self._fd, data)
+            data = data[done:]
+        self.written += len(frames)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def read_frames(path: Path, owner: bytes) -> list[bytes]:
+    """The frames of a transcript this peer was writing when it stopped.
+
+    Unlike :func:`~moska_p2p.protocol.transcript.read_transcript` it forgives a last record cut
+    short (the peer died during a write): those bytes were never sent, so dropping them is safe.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise SaveError(f"cannot read the transcript: {error}") from None
+    records: list[bytes] = []
+    at = 0
+    while at + 4 <= len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        end = at + 4 + length
+        if length > MAX_FRAME or end > len(data):
+            break
+        records.append(data[at:end])
+        at = end
+    if not records:
+        raise SaveError(f"{path} holds no transcript header")
+    try:
+        header = unpack(records[0][4:])
+    except FrameError as error:
+        raise SaveError(f"{path}: bad header: {error}") from None
+    if not isinstance(header, dict) or header.get(MAGIC) != 1 or header.get("owner") != owner:
+        raise SaveError(f"{path} is not this identity's transcript")
+    return records[1:]

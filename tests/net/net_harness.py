@@ -1,0 +1,171 @@
+"""Real peers in real processes on 127.0.0.1: start a table, watch its output, kill and
+restart peers, check the transcripts. Every wait is bounded; a fixture kills whatever is left.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from moska_p2p.crypto.identity import Identity
+from moska_p2p.protocol.transcript import Report, verify_transcript
+
+ROOT = Path(__file__).resolve().parents[2]
+JOIN_LINE = re.compile(r"join with: moska join 127\.0\.0\.1:(\d+)")
+LISTEN_LINE = re.compile(r"listening on 127\.0\.0\.1:(\d+)")
+
+
+class Peer:
+    """One ``python -m moska_p2p.net`` process; its output goes to files (no pipe can fill)."""
+
+    def __init__(self, name: str, args: list[str], folder: Path) -> None:
+        self.name = name
+        self.args = args
+        self.folder = folder
+        self.runs = 0
+        self.started = 0.0
+        self.popen: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    @property
+    def out_path(self) -> Path:
+        return self.folder / f"{self.name}.{self.runs}.out"
+
+    @property
+    def err_path(self) -> Path:
+        return self.folder / f"{self.name}.{self.runs}.err"
+
+    def start(self) -> None:
+        self.runs += 1
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.popen = subprocess.Popen(
+                [sys.executable, "-m", "moska_p2p.net", *self.args],
+                cwd=ROOT,
+                stdout=out,
+                stderr=err,
+                env=env,
+            )
+        self.started = time.monotonic()
+
+    @property
+    def out(self) -> str:
+        return self.out_path.read_text(errors="replace")
+
+    @property
+    def err(self) -> str:
+        return self.err_path.read_text(errors="replace")
+
+    def wait_for(self, pattern: re.Pattern[str] | str, timeout: float = 15.0) -> re.Match[str]:
+        """The first match of ``pattern`` in this peer's output, within ``timeout`` s."""
+        regex = re.compile(pattern) if isinstance(pattern, str) else pattern
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = regex.search(self.out)
+            if found:
+                return found
+            assert self.popen is not None
+            if self.popen.poll() is not None:
+                found = regex.search(self.out)
+                if found:
+                    return found
+                raise AssertionError(
+                    f"{self.name} exited ({self.popen.returncode}) before {regex.pattern!r}:\n"
+                    f"{self.out}\n{self.err}"
+                )
+            time.sleep(0.05)
+        raise AssertionError(f"{self.name}: no {regex.pattern!r} in {timeout} s:\n{self.out}")
+
+    def finish(self, timeout: float) -> int:
+        """The exit code, within ``timeout`` s (else the process is killed and the test fails)."""
+        assert self.popen is not None
+        try:
+            return self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(
+                f"{self.name} did not end within {timeout} s:\n{self.out}\n{self.err}"
+            ) from None
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.popen is not None and self.popen.poll() is None:
+            self.popen.send_signal(sig)
+            if sig == signal.SIGKILL:
+                self.popen.wait(5)
+
+
+class Table:
+    """A host and its joiners: ``peers[0]`` is the host."""
+
+    def __init__(
+        self,
+        folder: Path,
+        preset: str,
+        players: int,
+        *,
+        timeout: float | None = None,
+        pace: float = 0.0,
+        host_bot: str = "greedy",
+        join_bot: str = "random",
+    ) -> None:
+        self.folder = folder
+        self.identities = [folder / f"p{i}.pem" for i in range(players)]
+        self.fingerprints: list[str] = []
+        for path in self.identities:
+            identity = Identity.generate()
+            identity.save(path)
+            self.fingerprints.append(identity.fingerprint)
+        self.transcripts = [folder / f"p{i}.moska" for i in range(players)]
+        self.preset, self.players, self.timeout, self.pace = preset, players, timeout, pace
+        self.host_bot, self.join_bot = host_bot, join_bot
+        self.peers: list[Peer] = []
+        self.port = 0
+
+    def start(self) -> None:
+        """Start the host, wait for its port, start the joiners."""
+        folder, preset, players, timeout, pace = (
+            self.folder,
+            self.preset,
+            self.players,
+            self.timeout,
+            self.pace,
+        )
+        host_bot, join_bot = self.host_bot, self.join_bot
+        common = ["--bind", "127.0.0.1", "-q"]
+        if pace:
+            common += ["--pace", str(pace)]
+        host_args = [
+            "host", "--preset", preset, "--players", str(players), "--port", "0",
+            "--bot", host_bot, "--identity", str(self.identities[0]),
+            "--transcript", str(self.transcripts[0]), "--wait", "30", *common,
+        ]  # fmt: skip
+        if timeout is not None:
+            host_args += ["--timeout", str(timeout)]
+        self.peers.append(Peer("p0", host_args, folder))
+        self.port = int(self.peers[0].wait_for(JOIN_LINE).group(1))
+        for i in range(1, players):
+            args = [
+                "join", f"127.0.0.1:{self.port}", "--bot", join_bot, "--seed", str(i),
+                "--identity", str(self.identities[i]), "--transcript", str(self.transcripts[i]),
+                "--wait", "30", "--timeout", "5", *common,
+            ]  # fmt: skip
+            self.peers.append(Peer(f"p{i}", args, folder))
+
+    def finish(self, timeout: float) -> list[int]:
+        deadline = time.monotonic() + timeout
+        return [p.finish(max(0.1, deadline - time.monotonic())) for p in self.peers]
+
+    def reports(self) -> list[Report]:
+        return [verify_transcript(path) for path in self.transcripts]
+
+    def kill_all(self) -> None:
+        for peer in self.peers:
+            peer.kill()
+
+    def output(self) -> str:
+        return "\n".join(f"--- {p.name}\n{p.out}\n{p.err}" for p in self.peers)
