@@ -146,15 +146,15 @@ def host(
     preset: str = typer.Option("moska", help=f"One of: {', '.join(PRESETS)}."),
     players: int = typer.Option(4, min=2, max=6, help="Number of seats, 2 to 6."),
     port: int = typer.Option(0, min=0, max=65535, help="Port to listen on (0: any free port)."),
-    option: list[str] = typer.Option(  # noqa: B008 - typer's idiom
+    option: list[str] = typer.Option(
         [], "--option", "-o", help="Change a preset option, NAME=VALUE (repeatable)."
     ),
     name: str | None = typer.Option(None, help="Your name at the table (default: the bot's)."),
-    identity: Path | None = typer.Option(  # noqa: B008 - typer's idiom
+    identity: Path | None = typer.Option(
         None, help="Your key file (default: the one in your config directory)."
     ),
     bot: str | None = typer.Option(None, help="A bot plays your seat: random, greedy, ..."),
-    transcript: Path | None = typer.Option(  # noqa: B008 - typer's idiom
+    transcript: Path | None = typer.Option(
         None, help="Where to write the game's transcript (default: your data directory)."
     ),
     timeout: float = typer.Option(
@@ -168,7 +168,7 @@ def host(
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
-    stats: Path | None = typer.Option(None, hidden=True),  # noqa: B008 - for scripts/bench_net.py
+    stats: Path | None = typer.Option(None, hidden=True),
     pace: float = typer.Option(0.0, hidden=True),  # the bot waits this long before each move
 ) -> None:
     """Open a table for a game on the network and print how the others join it."""
@@ -204,11 +204,11 @@ def host(
 def join(
     address: str = typer.Argument(..., help="The table's HOST:PORT, as its host printed it."),
     name: str | None = typer.Option(None, help="Your name at the table (default: the bot's)."),
-    identity: Path | None = typer.Option(  # noqa: B008 - typer's idiom
+    identity: Path | None = typer.Option(
         None, help="Your key file (default: the one in your config directory)."
     ),
     bot: str | None = typer.Option(None, help="A bot plays your seat: random, greedy, ..."),
-    transcript: Path | None = typer.Option(  # noqa: B008 - typer's idiom
+    transcript: Path | None = typer.Option(
         None, help="Where to write the game's transcript (default: your data directory)."
     ),
     timeout: float = typer.Option(
@@ -225,7 +225,7 @@ def join(
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
-    stats: Path | None = typer.Option(None, hidden=True),  # noqa: B008 - for scripts/bench_net.py
+    stats: Path | None = typer.Option(None, hidden=True),
     pace: float = typer.Option(0.0, hidden=True),  # the bot waits this long before each move
 ) -> None:
     """Join a table on the network (HOST:PORT as its host printed it)."""

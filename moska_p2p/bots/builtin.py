@@ -40,7 +40,7 @@ class RandomBot(BaseBot):
         self.rng = random.Random(seed)
 
     def choose(self, view: View, legal_moves: Sequence[Move]) -> Move:
-        return legal_moves[self.rng.randrange(len(legal_moves))]
+        return self.rng.choice(legal_moves)
 
 
 def card_value(card: int, trump: int) -> int:

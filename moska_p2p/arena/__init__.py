@@ -1,0 +1,5 @@
+"""The arena: bots against bots on the engine alone, fast, with statistics."""
+
+from .runner import GameRecord, play_game
+
+__all__ = ["GameRecord", "play_game"]

@@ -1,0 +1,127 @@
+"""The rules of each preset in brief, for ``moska rules PRESET`` and the table's ``rules``.
+
+Each summary cites the rule ids of the project's rules specification, so a player who wants
+the full text knows where to look.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from .engine import make_rules
+
+NOTATION = """Moves: attack 3H 3S | attack deck | kill 3H 7H | take | pass | exchange |
+self 8S 9S | deck-kill | transfer 7C | transfer show 7D | beg 3H 9H   (C6)"""
+
+MOSKA = """Moska (seed: Moska as taught in Tampere)
+- 52 cards, 2-6 players, hands of 6 (M1). The dealer's left attacks its left (M5).
+- The trump indicator lies face up under the stock and is drawn last (M3). The holder of the
+  2 of trumps may exchange it for the indicator (M4).
+- Opening: one card, the top card of the stock (attack deck), or groups of two or more cards
+  of equal rank (M7). At most L = min(6, defender's hand) attack cards per bout (M6).
+- Non-defenders refill to 6 at once after laying cards (M8). The defender kills live cards
+  one at a time with a higher card of the suit or any trump, or takes (M9).
+- With no live card on the table, the attackers may throw in cards of ranks played in the
+  bout, the principal attacker first, then clockwise from the defender's left (M10, C7).
+- Beaten off: the table is discarded and the defender attacks next (M11). Taken: killed pairs
+  are discarded, the others may give more cards of played ranks, the defender picks up the
+  live cards and is skipped (M12).
+- With the stock empty, empty hands are out; the last player holding cards loses (M13)."""
+
+EXTRA = {
+    "limit=hand": "Turamoska: no cap of six; cards may be laid while the live cards are no "
+    "more than the defender's hand (M6).",
+    "limit=none": "Pyhaselka: no count limit at all; only the ranks limit the attack (M6).",
+    "throw_in_ranks=attack-only": "Only ranks of attack cards may be thrown in or given, "
+    "never ranks of killing cards (M10, M12, M20).",
+    "trump_exchange=before-first-attack": "The trump may be exchanged only in a round before "
+    "the first attack: every seat answers exchange or pass (M4).",
+    "trump_exchange=never": "No trump exchange (M4).",
+    "self_execution=on": "Self execution: the defender may lay a card of a played rank and "
+    "kill it with its own card: 'self A K'; it counts two cards against the limit (M20).",
+    "self_execution=on-with-draw": "Self execution (M20), and the defender draws a card after "
+    "each one (M21).",
+    "deck_kill=on": "Killing from the stock: 'deck-kill' turns the top stock card; if it beats "
+    "a live card it must kill one, else the defender has taken it (M22).",
+    "expose_second_last=on": "With two cards left in the stock the upper one is turned face "
+    "up (M23).",
+    "first_bout_limit=5": "The first bout of a game has at most 5 attack cards (D5).",
+    "transfer_show_trump=on": "A defender may also transfer by showing a trump of the attack's "
+    "rank, once per bout (D11).",
+}
+
+KAAVI = """Kaavi Moska (seed: Kaavin moska)
+- Moska with these changes. No trump at the deal: the others attack the dealer with twos
+  first, the dealer's right first, each laying one or more twos or passing; nobody draws (K1).
+- Then the top stock card becomes the trump indicator; those who laid twos refill; the
+  dealer defends against the twos, or opens against its left if nobody laid any (K2).
+- Whenever the dealer defends, twos may always be thrown in or given, and openings against
+  the dealer may carry any number of extra twos (K3).
+- Begging: the defender may take back the killer of an attack card and kill it with another
+  card from hand: 'beg A K', once per attack card (K4).
+- Whenever the dealer defends it may kill its own twos, 'self 2X K', if the stock holds at
+  least two cards; it then draws two cards; this does not count against the limit (K5)."""
+
+DURAK = """Durak (Podkidnoy)
+- 36 cards (6 to A), 2-6 players, hands of 6 (D1); durak-52 uses all 52 cards. With 6
+  players and 36 cards the dealer's last card is the trump and stays in its hand (D2).
+- First game: the holder of the lowest trump attacks first and shows it (D3).
+- The opening is one card; with no live card on the table the attackers may throw in cards
+  of ranks on the table (D4). At most 6 attack cards, and no more than the defender held
+  when the bout opened (D5).
+- The defender beats cards one at a time or takes; after a take the others may give more,
+  then the defender takes every card on the table (D6).
+- Refill at the bout's end: the principal attacker, the others clockwise, the defender
+  last (D7). The lowest trump buys the indicator while the stock lasts (D8).
+- A defender who held attacks next; one who took is skipped (D9). The last player holding
+  cards is the fool; nobody holding cards is a draw (D10)."""
+
+PEREVODNOY = """- Perevodnoy: before any card is beaten, if every attack card has one rank, the
+  defender may pass the attack on by laying a card of that rank: 'transfer 7C' (D11)."""
+
+TEAMS = """- Team Durak: 4 players in 2 teams or 6 in 2 teams of 3, seated alternately. Nobody
+  attacks or throws in against a partner; the last team holding cards loses (D12)."""
+
+MUSTAMAIJA = """Mustamaija
+- 52 cards, 2-6 players, hands of 5; nobody else throws in (MM1).
+- No trump at the deal: right after the first attack the top stock card is turned; spades
+  are buried at the bottom until a non-spade is turned: that is the trump, drawn last (MM2).
+- An attack is one or more cards of a single suit; with the stock empty, at most the
+  defender's hand (MM3). The queen of spades beats nothing and nothing beats it (MM4).
+- The attacker refills to 5 at once; the defender covers cards one at a time or takes the
+  rest; covered pairs are discarded and the defender refills (MM5).
+- All covered: the defender attacks next; else its left does (MM6). With the stock empty,
+  empty hands leave; the last player holding cards loses (MM7)."""
+
+
+def rules_text(preset: str) -> str:
+    """The rules of ``preset`` in brief (its option values included)."""
+    rules = make_rules(preset)
+    if rules.family == "kaavi":
+        body = KAAVI + "\n\nEverything else as in Moska:\n" + MOSKA
+    elif rules.family == "durak":
+        body = DURAK
+        if rules.transfer:
+            body += "\n" + PEREVODNOY
+        if rules.teams:
+            body += "\n" + TEAMS
+    elif rules.family == "mustamaija":
+        body = MUSTAMAIJA
+    else:
+        body = MOSKA
+    notes = []
+    for name, value in rules.options().items():
+        note = EXTRA.get(f"{name}={value}")
+        if note:
+            notes.append(textwrap.fill(note, 92, initial_indent="- ", subsequent_indent="  "))
+    options = textwrap.fill(
+        ", ".join(f"{k}={v}" for k, v in rules.options().items()) or "none",
+        92,
+        initial_indent="Options: ",
+        subsequent_indent="  ",
+    )
+    parts = [f"{preset}", "", body]
+    if notes:
+        parts += ["", "This preset:", *notes]
+    parts += ["", options, "", NOTATION]
+    return "\n".join(parts)

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Benchmark the arena against the bare engine, and ``--jobs 2`` against ``--jobs 1``.
+
+Three loops per run, interleaved so that a change in the machine's load hits them alike:
+the engine's own random games (``play_games`` of ``scripts/bench_engine.py``, the very same
+function), the arena with four ``random`` bots in one process, and the same arena with two
+worker processes. Each figure is the median of ``--runs`` runs; the ratios are given both as
+the ratio of the medians and as the median of each run's ratio (the steadier of the two on a
+busy machine); the arena-to-engine ratio also by CPU time, which other processes on the
+machine disturb less than wall-clock time, and in moves per second (the two loops play
+different games, whose mean lengths differ by a percent or two).
+
+Targets (issue 3): arena >= 90% of the engine's games/s; ``--jobs 2`` >= 1.7x ``--jobs 1``.
+
+    python scripts/bench_arena.py                       # 3000 games, 5 runs, moska
+    python scripts/bench_arena.py --games 5000 --preset durak --json /tmp/arena.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from bench_engine import play_games  # noqa: E402
+
+from moska_p2p.arena.arena import run_arena  # noqa: E402
+
+
+def arena_seconds(
+    preset: str, players: int, games: int, seed: int, jobs: int
+) -> tuple[float, float, int]:
+    """Wall-clock and this process's CPU seconds of one arena run of ``random`` bots, and
+    the moves its games took."""
+    start, cpu = time.perf_counter(), time.process_time()
+    result = run_arena(preset, ["random"] * players, games, seed=seed, jobs=jobs)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    if result.games != games:
+        raise SystemExit(f"the arena played {result.games} games, not {games}")
+    return seconds, cpu, sum(o.moves for o in result.outcomes)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=3000, help="games per loop and run")
+    parser.add_argument("--runs", type=int, default=5, help="runs; medians are reported")
+    parser.add_argument("--preset", default="moska")
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args()
+    games, players, preset = args.games, args.players, args.preset
+    engine, arena1, arena2, cpu_ratio, move_ratio = [], [], [], [], []
+    for run in range(args.runs):
+        cpu = time.process_time()
+        seconds, engine_moves = play_games(preset, players, games, run * games)
+        engine_cpu = time.process_time() - cpu
+        engine.append(games / seconds)
+        wall, arena_cpu, arena_moves = arena_seconds(preset, players, games, run, jobs=1)
+        arena1.append(games / wall)
+        cpu_ratio.append(engine_cpu / arena_cpu)
+        move_ratio.append((arena_moves / wall) / (engine_moves / seconds))
+        arena2.append(games / arena_seconds(preset, players, games, run, jobs=2)[0])
+        print(
+            f"run {run + 1}: engine {engine[-1]:6.0f} games/s, arena jobs 1 {arena1[-1]:6.0f},"
+            f" jobs 2 {arena2[-1]:6.0f}",
+            flush=True,
+        )
+    med = statistics.median
+    figures = {
+        "preset": preset,
+        "players": players,
+        "games": games,
+        "runs": args.runs,
+        "engine_games_per_s": med(engine),
+        "arena_jobs1_games_per_s": med(arena1),
+        "arena_jobs2_games_per_s": med(arena2),
+        "arena_vs_engine": med(arena1) / med(engine),
+        "arena_vs_engine_per_run": med(a / e for a, e in zip(arena1, engine, strict=True)),
+        "arena_vs_engine_cpu": med(cpu_ratio),
+        "arena_vs_engine_moves_per_s": med(move_ratio),
+        "jobs2_vs_jobs1": med(arena2) / med(arena1),
+        "jobs2_vs_jobs1_per_run": med(b / a for a, b in zip(arena1, arena2, strict=True)),
+    }
+    print(
+        f"{preset}, {players} random bots, {games} games, median of {args.runs} runs:\n"
+        f"  engine         {figures['engine_games_per_s']:7.0f} games/s\n"
+        f"  arena jobs 1   {figures['arena_jobs1_games_per_s']:7.0f} games/s"
+        f"  = {figures['arena_vs_engine']:.1%} of the engine"
+        f" (per-run median {figures['arena_vs_engine_per_run']:.1%};"
+        f" by CPU time {figures['arena_vs_engine_cpu']:.1%};"
+        f" in moves/s {figures['arena_vs_engine_moves_per_s']:.1%}; target 90%)\n"
+        f"  arena jobs 2   {figures['arena_jobs2_games_per_s']:7.0f} games/s"
+        f"  = {figures['jobs2_vs_jobs1']:.2f}x jobs 1"
+        f" (per-run median {figures['jobs2_vs_jobs1_per_run']:.2f}x; target 1.7x)"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
