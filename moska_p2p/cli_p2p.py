@@ -102,30 +102,30 @@ def _fp(key: bytes) -> str:
 
 
 def verify(
-    file: Path = typer.Argument(..., help="A transcript written by a peer."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    files: list[Path] = typer.Argument(..., help="Transcripts written by peers."),
+    as_json: bool = typer.Option(False, "--json", help="Print each result as a JSON line."),
 ) -> None:
-    """Check a transcript: every signature, the shuffle, every move, the audit."""
-    if not file.is_file():
-        typer.echo(f"error: no file {file}", err=True)
-        raise typer.Exit(2)
-    report = verify_transcript(file)
-    if as_json:
-        data = report.to_json()
-        typer.echo(
-            json.dumps(
-                {k: data[k] for k in ("valid", "game_id", "final_state_hash", "losers", "fault")}
+    """Check transcripts: every signature, the shuffle, every move, the audit."""
+    invalid = False
+    for file in files:
+        if not file.is_file():
+            typer.echo(f"error: no file {file}", err=True)
+            raise typer.Exit(2)
+        report = verify_transcript(file)
+        invalid |= not report.valid
+        if as_json:
+            data = report.to_json()
+            keys = ("valid", "game_id", "final_state_hash", "losers", "fault")
+            typer.echo(json.dumps({k: data[k] for k in keys}))
+        elif report.valid:
+            losers = ", ".join(f"seat {s}" for s in report.losers) or "nobody (a draw)"
+            typer.echo(
+                f"valid: {file.name}: game {report.game_id}, {report.moves} moves,"
+                f" {report.frames} frames; lost: {losers}; final state {report.final_state_hash}"
             )
-        )
-    elif report.valid:
-        losers = ", ".join(f"seat {s}" for s in report.losers) or "nobody (a draw)"
-        typer.echo(
-            f"valid: game {report.game_id}, {report.moves} moves, {report.frames} frames;"
-            f" lost: {losers}; final state {report.final_state_hash}"
-        )
-    else:
-        typer.echo(f"INVALID: {report.fault}", err=True)
-    if not report.valid:
+        else:
+            typer.echo(f"INVALID: {file.name}: {report.fault}", err=True)
+    if invalid:
         raise typer.Exit(1)
 
 

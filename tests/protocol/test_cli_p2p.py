@@ -54,7 +54,7 @@ def test_every_transcript_verifies_with_one_final_state(transcripts: list[Path])
     assert len({r["game_id"] for r in reports}) == 1
     assert len({tuple(r["losers"]) for r in reports}) == 1  # type: ignore[arg-type]
     text = runner.invoke(app, ["verify", str(transcripts[0])])
-    assert text.exit_code == 0 and text.output.startswith("valid: game ")
+    assert text.exit_code == 0 and text.output.startswith("valid: ")
 
 
 def _records(data: bytes) -> list[bytes]:
