@@ -12,6 +12,7 @@ import random
 from collections.abc import Sequence
 
 from ..engine import Move, View
+from ..engine.game import QUEEN_OF_SPADES
 from ..engine.moves import (
     ATTACK,
     ATTACK_DECK,
@@ -26,8 +27,6 @@ from ..engine.moves import (
     TRANSFER_SHOW,
 )
 from .api import BaseBot
-
-QUEEN_OF_SPADES = 10 * 4 + 3
 
 
 class RandomBot(BaseBot):
