@@ -37,14 +37,74 @@ def _parse_options(pairs: list[str]) -> dict[str, Any]:
 @app.command()
 def play(
     preset: str = typer.Option("moska", help=f"One of: {', '.join(PRESETS)}."),
-    players: int = typer.Option(4, min=2, max=6, help="Number of seats, 2 to 6."),
-    seed: int | None = typer.Option(None, help="Seed of the shuffle, for a repeatable game."),
+    players: int = typer.Option(4, min=2, max=6, help="Number of seats, 2 to 6 (you included)."),
+    bots: str = typer.Option(
+        "greedy",
+        help="The bots at the other seats: one for all, or one per seat, comma-separated"
+        " (random, greedy, shedder, ismcts[:time=0.3], path/file.py:Class, exec:COMMAND).",
+    ),
+    seed: int | None = typer.Option(None, help="Seed of the shuffles, for repeatable games."),
     option: list[str] = typer.Option(
         [], "--option", "-o", help="Change a preset option, NAME=VALUE (repeatable)."
     ),
-    max_moves: int = typer.Option(5000, help="Stop a game that runs past this many moves."),
+    name: str = typer.Option("you", help="Your name at the table."),
+    games: int | None = typer.Option(
+        None, min=1, help='Games in the session (default: "play again?" after each).'
+    ),
+    auto_pass: float = typer.Option(
+        0.8, min=0.0, help="Seconds before a lone pass is answered for you (0: at once)."
+    ),
+    pace: float = typer.Option(
+        0.3, min=0.0, help="Seconds to pause after each other player's move (0: none)."
+    ),
+    hint: str = typer.Option("ismcts:time=0.3", help="The bot asked by the hint command."),
+    no_color: bool = typer.Option(False, "--no-color", help="No colours (as NO_COLOR=1)."),
+    watch: bool = typer.Option(False, help="Only watch a game between bots, move by move."),
+    max_moves: int = typer.Option(5000, help="With --watch: stop a game past this many moves."),
 ) -> None:
-    """Watch a game between built-in bots, move by move."""
+    """Play at the terminal against bots (you sit at seat 0); --watch shows a bot game."""
+    if watch:
+        _watch(preset, players, seed, option, max_moves)
+        return
+    from .bots.loader import BotLoadError
+    from .ui.local import LocalTable, bot_specs, play_session, seat_names
+    from .ui.terminal import TerminalPlayer
+
+    try:
+        specs = bot_specs(split_bots(bots), players - 1)
+        table = LocalTable(preset, players, specs, seed, _parse_options(option), name)
+        _check_table(preset, players, table.options)
+    except (OptionError, ValueError, typer.BadParameter) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+    person = TerminalPlayer(
+        seat_names(name, specs),
+        auto_pass=auto_pass,
+        pace=pace,
+        hint=hint,
+        color=False if no_color else None,
+    )
+    try:
+        play_session(table, person, games=games, ask_again=person.interactive)
+    except BotLoadError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _check_table(preset: str, players: int, options: dict[str, Any]) -> None:
+    """Fail early, with the engine's reason, on a preset, option or table size that cannot
+    make a game (before the terminal is taken over)."""
+    from .engine import make_rules
+
+    rules = make_rules(preset, **options)
+    if not rules.min_players <= players <= rules.max_players:
+        raise ValueError(f"{preset} is for {rules.min_players} to {rules.max_players} players")
+    if rules.teams and players % 2:
+        raise ValueError(f"{preset} needs an even number of players")
+
+
+def _watch(preset: str, players: int, seed: int | None, option: list[str], max_moves: int) -> None:
+    """A game between random bots, printed move by move (``moska play --watch``)."""
     if seed is None:
         seed = random.SystemRandom().randrange(1 << 31)
     try:
@@ -256,6 +316,41 @@ def replay_check(
     typer.echo(f"{checked} games checked: {checked - failed} reproduce, {failed} do not")
     if failed:
         raise typer.Exit(1)
+
+
+@app.command()
+def replay(
+    file: Path = typer.Argument(
+        ..., help="A saved game (moska arena --save) or a peer transcript (.moska)."
+    ),
+    seat: int | None = typer.Option(
+        None, help="Whose view to show (default: seat 0, or the transcript's writer)."
+    ),
+    open_hands: bool = typer.Option(
+        False, "--open", help="Show every hand open (every face is known after the game)."
+    ),
+    no_color: bool = typer.Option(False, "--no-color", help="No colours (as NO_COLOR=1)."),
+) -> None:
+    """Step through a saved game or transcript in the table view (Enter, b, q).
+
+    Not on a terminal, every step is printed one after the other.
+    """
+    from .ui.replay import ReplayError, load_replay, run_replay
+
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    try:
+        game = load_replay(file)
+        run_replay(
+            game,
+            seat=seat,
+            open_hands=open_hands,
+            interactive=interactive,
+            out=sys.stdout,
+            color=False if no_color else None,
+        )
+    except ReplayError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
 
 
 @app.command()

@@ -1,4 +1,5 @@
-"""The network commands of ``moska``: ``host`` opens a table, ``join`` sits down at one.
+"""The network commands of ``moska``: ``host`` opens a table, ``join`` sits down at one,
+``tables`` lists the open tables on the LAN (:mod:`moska_p2p.net.discovery`).
 
 Kept apart from :mod:`moska_p2p.cli` (like :mod:`moska_p2p.cli_p2p`) so that the main command
 line never imports trio unless a network command runs; :func:`register` adds the commands to a
@@ -21,6 +22,7 @@ from .crypto.identity import Identity, IdentityError, load_or_create
 from .engine import PRESETS
 
 if TYPE_CHECKING:
+    from .net.discovery import Found, FoundTable, Settings
     from .net.node import Node, Outcome
     from .net.persist import SavedGame
 
@@ -114,6 +116,70 @@ def _seat_files(
     return path, name or Path(bot.split(":")[0]).stem or "player"
 
 
+def _discovery_settings() -> Settings:
+    from .net.discovery import DiscoveryError, Settings
+
+    try:
+        return Settings.from_env()
+    except DiscoveryError as error:
+        raise _fail(str(error)) from None
+
+
+def _look(wait: float) -> Found:
+    """Listen for table announcements for ``wait`` seconds (exit 1 if this machine cannot)."""
+    import trio
+
+    from .net.discovery import DiscoveryError, find_tables
+
+    settings = _discovery_settings()
+    try:
+        return trio.run(find_tables, wait, settings)
+    except DiscoveryError as error:
+        raise _fail(
+            f"{error}; a table can always be joined with: moska join HOST:PORT", 1
+        ) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted")
+        raise typer.Exit(130) from None
+
+
+def _list_tables(found: list[FoundTable]) -> None:
+    for number, table in enumerate(found, 1):
+        typer.echo(f"  {number}. {table.describe()}")
+
+
+def _choose_table(wait: float) -> FoundTable:
+    """The table ``moska join`` with no address sits down at: the only one found, or the one
+    the player picks from a numbered list; exit 2 when there is none."""
+    from .net.discovery import pick_table
+
+    typer.echo(f"looking for tables on the LAN for {wait:g} s...")
+    everything = _look(wait).tables
+    found = [t for t in everything if t.joinable]
+    if len(found) < len(everything):
+        typer.echo(f"skipping {len(everything) - len(found)} table(s) of another protocol version")
+    if not found:
+        raise _fail(
+            f"no open table found on the LAN in {wait:g} s; pass the table's HOST:PORT"
+            " (its host prints it), e.g. moska join 192.168.1.20:7777"
+        )
+    if len(found) == 1:
+        typer.echo(f"found one table: {found[0].describe()}")
+        return found[0]
+    typer.echo(f"found {len(found)} tables:")
+    _list_tables(found)
+    chosen = pick_table(found, input)
+    if chosen is None:
+        raise _fail("no table chosen; pass its HOST:PORT to join it directly")
+    return chosen
+
+
+def _close_bot(made: Bot) -> None:
+    close = getattr(made, "close", None)
+    if callable(close):
+        close()
+
+
 def _run(
     node: Node,
     made: Bot,
@@ -136,9 +202,7 @@ def _run(
         typer.echo("interrupted")
         return EXIT_INTERRUPTED
     finally:
-        close = getattr(made, "close", None)
-        if callable(close):
-            close()
+        _close_bot(made)
     return outcome.code
 
 
@@ -166,14 +230,20 @@ def host(
     resume: bool = typer.Option(
         False, "--resume", help="Resume the saved game even if it looks stale."
     ),
+    announce: bool = typer.Option(
+        True, "--announce/--no-announce", help="Announce the table on the LAN while it fills."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
     stats: Path | None = typer.Option(None, hidden=True),
     pace: float = typer.Option(0.0, hidden=True),  # the bot waits this long before each move
 ) -> None:
-    """Open a table for a game on the network and print how the others join it."""
+    """Open a table for a game on the network, announce it on the LAN and print how the others
+    join it."""
     from .protocol.config import ConfigError, TableConfig
 
+    if announce:
+        _discovery_settings()  # a bad MOSKA_DISCOVERY is an error before anything starts
     ident, made = _prepare(bot, identity, seed, verbose)
     assert bot is not None
     try:
@@ -197,12 +267,17 @@ def host(
         pace=pace,
         handle_signals=True,
         stats=stats,
+        announce=announce,
     )
     raise typer.Exit(_run(Node(options), made, saved, lambda node: node.host(config, port)))
 
 
 def join(
-    address: str = typer.Argument(..., help="The table's HOST:PORT, as its host printed it."),
+    address: str | None = typer.Argument(
+        None,
+        help="The table's HOST:PORT, as its host printed it; without it, look for tables on the"
+        " LAN and join the one found (or choose among several).",
+    ),
     name: str | None = typer.Option(None, help="Your name at the table (default: the bot's)."),
     identity: Path | None = typer.Option(
         None, help="Your key file (default: the one in your config directory)."
@@ -220,6 +295,9 @@ def join(
     bind: str = typer.Option("0.0.0.0", help="Address to listen on for the other players."),
     listen_port: int = typer.Option(0, min=0, max=65535, help="Port for them (0: any)."),
     wait: float = typer.Option(600.0, help="Seconds to wait for the table to fill."),
+    look: float = typer.Option(
+        3.0, min=0.1, max=60.0, help="Seconds to look for tables on the LAN (no HOST:PORT)."
+    ),
     resume: bool = typer.Option(
         False, "--resume", help="Resume the saved game even if it looks stale."
     ),
@@ -228,13 +306,22 @@ def join(
     stats: Path | None = typer.Option(None, hidden=True),
     pace: float = typer.Option(0.0, hidden=True),  # the bot waits this long before each move
 ) -> None:
-    """Join a table on the network (HOST:PORT as its host printed it)."""
-    host_name, port = _parse_address(address)
+    """Join a table on the network: HOST:PORT as its host printed it, or none to look for
+    tables on the LAN."""
+    target = _parse_address(address) if address is not None else None
     ident, made = _prepare(bot, identity, seed, verbose)
     assert bot is not None
     from .net.node import Node, NodeOptions
 
     saved = _saved_game(transcript, ident, resume)
+    expect: bytes | None = None
+    if target is None and saved is None:  # a saved game knows its host's address
+        try:
+            table = _choose_table(look)
+        except BaseException:
+            _close_bot(made)
+            raise
+        target, expect = (table.address, table.port), table.key
     path, player = _seat_files(transcript, name, bot, ident, saved)
     options = NodeOptions(
         identity=ident,
@@ -250,10 +337,36 @@ def join(
         handle_signals=True,
         stats=stats,
     )
-    raise typer.Exit(_run(Node(options), made, saved, lambda node: node.join(host_name, port)))
+
+    async def start(node: Node) -> Outcome:
+        assert target is not None
+        return await node.join(*target, expect=expect)
+
+    raise typer.Exit(_run(Node(options), made, saved, start))
+
+
+def tables(
+    wait: float = typer.Option(3.0, min=0.1, max=60.0, help="Seconds to listen for tables."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Count ignored datagrams."),
+) -> None:
+    """List the open tables on the LAN (address, host, preset, seats taken, fingerprint)."""
+    found = _look(wait)
+    if verbose:
+        typer.echo(f"{found.received} datagrams heard, {found.ignored} ignored")
+    if not found.tables:
+        typer.echo(
+            f"no open tables found on the LAN in {wait:g} s"
+            " (a table can always be joined with: moska join HOST:PORT)"
+        )
+        return
+    count = len(found.tables)
+    typer.echo(f"{count} open table{'s' if count > 1 else ''} on the LAN:")
+    _list_tables(found.tables)
+    typer.echo("join one with: moska join ADDRESS:PORT (or moska join to choose)")
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``host`` and ``join`` to the ``moska`` command line."""
+    """Add ``host``, ``join`` and ``tables`` to the ``moska`` command line."""
     app.command("host")(host)
     app.command("join")(join)
+    app.command("tables")(tables)

@@ -95,6 +95,7 @@ class NodeOptions:
     echo: Callable[[str], None] = _echo
     handle_signals: bool = False  # Ctrl-C sends a signed leave (the CLI; not in tests)
     stats: Path | None = None  # write timing and traffic figures here (JSON) at the end
+    announce: bool = False  # a host announces its open table on the LAN (.discovery)
 
 
 @dataclass
@@ -189,7 +190,11 @@ class Node:
 
         async def body() -> None:
             with self._lobby_scope, trio.move_on_after(self.o.lobby_wait):
-                await lobby.full.wait()
+                async with trio.open_nursery() as waiting:
+                    if self.o.announce:
+                        waiting.start_soon(self._beacon, lobby)
+                    await lobby.full.wait()
+                    waiting.cancel_scope.cancel()  # the beacon says "closed" and stops
             if self.session is not None:
                 await self._play_out()
             elif self.interrupted:
@@ -208,9 +213,11 @@ class Node:
         host: str,
         port: int,
         *,
+        expect: bytes | None = None,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> Outcome:
-        """Join the table at ``host:port``, wait for it to fill, play it out."""
+        """Join the table at ``host:port``, wait for it to fill, play it out. ``expect``: the
+        host key that must answer there (the key that announced the table on the LAN)."""
         listeners = await self._listen(self.o.listen_port)
         task_status.started(self.port)
 
@@ -218,7 +225,7 @@ class Node:
             entered: tuple[FrameStream, SavedGame] | None = None
             with self._lobby_scope:
                 try:
-                    entered = await self._enter_lobby(host, port)
+                    entered = await self._enter_lobby(host, port, expect)
                 except (OSError, trio.TooSlowError, HandshakeError, FrameError, ConfigError) as e:
                     reason = _reason(e)
                     if isinstance(e, trio.TooSlowError):
@@ -636,7 +643,9 @@ class Node:
 
     # ------------------------------------------------------------------ lobby
 
-    async def _enter_lobby(self, host: str, port: int) -> tuple[FrameStream, SavedGame]:
+    async def _enter_lobby(
+        self, host: str, port: int, expect: bytes | None = None
+    ) -> tuple[FrameStream, SavedGame]:
         """Dial the host (retrying while it is not up yet), accept its table, wait for the
         start; returns the connection (our game link to the host) and the table."""
         with trio.fail_after(self.o.connect_timeout):
@@ -654,6 +663,11 @@ class Node:
                 hi = await fs.receive_net(HI)
             if "config" not in hi.body:
                 raise HandshakeError("the peer at that address is not the host of a table")
+            if expect is not None and hi.key != expect:
+                raise HandshakeError(
+                    f"{fingerprint_of(hi.key)} answers there, not {fingerprint_of(expect)},"
+                    " which announced the table"
+                )
             config = TableConfig.from_wire(hi.body["config"])
             host_name = _printable(str(hi.body["name"])[:MAX_NAME])
             self.o.echo(
@@ -807,6 +821,27 @@ class Node:
                     self._lobby_scope.cancel()
                 else:
                     self._leave("interrupted (Ctrl-C)")
+
+    async def _beacon(self, lobby: _Lobby) -> None:
+        """Announce the open table on the LAN until it fills (see :mod:`.discovery`); a
+        failure only costs the announcement, never the table."""
+        from .discovery import TableStatus, announce
+
+        def status() -> TableStatus:
+            return TableStatus(len(lobby.joined) + 1, lobby.roster is None)
+
+        try:
+            await announce(
+                self.identity,
+                lobby.config,
+                name=self.o.name,
+                port=self.port,
+                status=status,
+                bind=self.o.bind,
+                ready=lambda where: self.o.echo(f"{where}: find it with moska tables"),
+            )
+        except Exception as error:
+            log.warning("cannot announce the table on the LAN: %s", _reason(error))
 
     def _announce(self, config: TableConfig) -> None:
         options = ", ".join(f"{k}={config.options[k]}" for k in sorted(config.options))

@@ -1,0 +1,378 @@
+"""The table as text: one pure function from a :class:`~moska_p2p.engine.View` to lines.
+
+Kept free of I/O so that what a person sees is testable (width, colour, roles, pairs) and so
+that the local game, a network game and a replay all draw the same table. The layout fits a
+plain 80x24 terminal: at most ``height`` lines (20 by default, leaving room for a status
+line, the legal moves and the prompt) of at most ``width`` visible columns.
+
+Colour is ANSI SGR only (red for ♦ ♥, bold for trumps) and is off when ``NO_COLOR`` is set
+(https://no-color.org) or the output is not a terminal; the suit symbols fall back to letters
+where the output cannot encode them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+from ..cards import CARD_TEXT, SUIT_SYMBOLS, SUITS, parse_card
+from ..engine import View
+
+RESET = "\x1b[0m"
+RED = "31"
+BOLD = "1"
+DIM = "2"
+REVERSE = "7"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+# Non-trump suits in alternating colours (♣ ♦ ♠ ♥), the trump suit last: how people hold
+# cards, so the numbers of the sorted hand read like a real hand.
+_SUIT_ORDER = (0, 1, 3, 2)
+
+DECISION_WORDS = {
+    "open": "to open a bout",
+    "defend": "to defend",
+    "throw-in": "may throw in",
+    "give": "may give more",
+    "exchange-or-pass": "may exchange the trump",
+    "twos": "to play twos",
+    "waiting": "waiting for a card",
+}
+
+
+def color_wanted(stream: TextIO | None = None) -> bool:
+    """Colour unless ``NO_COLOR`` is set to anything non-empty, or ``stream`` (when given)
+    is not a terminal: escape codes in a file or a pipe are noise."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if stream is None:
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+def symbols_wanted(stream: TextIO | None = None) -> bool:
+    """Suit symbols unless the stream's encoding cannot write them (a C locale)."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        "♣♦♥♠─▶·…".encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def visible_width(text: str) -> int:
+    """Columns a line takes on screen: escape codes take none (suit symbols take one)."""
+    return len(ANSI.sub("", text))
+
+
+@dataclass(frozen=True)
+class Style:
+    """How to draw: with colour, and with suit symbols or letters."""
+
+    color: bool = True
+    symbols: bool = True
+
+    @property
+    def rule_char(self) -> str:
+        return "─" if self.symbols else "-"
+
+    @property
+    def ellipsis(self) -> str:
+        return "…" if self.symbols else "~"
+
+    @property
+    def dot(self) -> str:
+        return "·" if self.symbols else "."
+
+    @property
+    def pointer(self) -> str:
+        return "▶" if self.symbols else ">"
+
+
+class _Line:
+    """A line as spans of (text, SGR code): its width is known before colour is added, so
+    lines are cut to the terminal's width without ever splitting an escape sequence."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[str, str]] = []
+
+    def add(self, text: str, sgr: str = "") -> _Line:
+        if text:
+            self.spans.append((text, sgr))
+        return self
+
+    @property
+    def width(self) -> int:
+        return sum(len(text) for text, _ in self.spans)
+
+    def pad(self, column: int) -> _Line:
+        """Spaces up to ``column`` (at least one if the line already reaches it)."""
+        return self.add(" " * max(1, column - self.width) if self.spans else " " * column)
+
+    def text(self, style: Style, width: int) -> str:
+        out: list[str] = []
+        used = 0
+        for index, (text, sgr) in enumerate(self.spans):
+            room = width - used
+            last = index == len(self.spans) - 1
+            if len(text) > room or (len(text) == room and not last):
+                text = text[: max(0, room - 1)] + style.ellipsis
+                out.append(f"\x1b[{sgr}m{text}{RESET}" if style.color and sgr else text)
+                break
+            out.append(f"\x1b[{sgr}m{text}{RESET}" if style.color and sgr else text)
+            used += len(text)
+        return "".join(out).rstrip()
+
+
+def card_face(text: str, style: Style) -> str:
+    """``10H`` as ``10♥`` (or ``10H`` without symbols): rank then suit, three columns at
+    most."""
+    code = parse_card(text)
+    rank = text[:-1].upper()
+    if rank == "T":
+        rank = "10"
+    return rank + (SUIT_SYMBOLS[code & 3] if style.symbols else SUITS[code & 3])
+
+
+def card_sgr(text: str, trump: str | None) -> str:
+    """Red for the red suits, bold for a trump: the two things a glance must tell."""
+    suit = SUITS[parse_card(text) & 3]
+    codes = []
+    if suit in ("D", "H"):
+        codes.append(RED)
+    if trump is not None and suit == trump:
+        codes.append(BOLD)
+    return ";".join(codes)
+
+
+def sort_hand(cards: Sequence[str], trump: str | None) -> list[str]:
+    """A hand in the order it is shown and numbered: by suit (♣ ♦ ♠ ♥, the trump suit
+    last), low to high within a suit. The move parser numbers cards the same way."""
+    trump_suit = SUITS.index(trump) if trump else -1
+
+    def key(text: str) -> tuple[int, int, int]:
+        code = parse_card(text)
+        suit = code & 3
+        return (suit == trump_suit, _SUIT_ORDER.index(suit), code >> 2)
+
+    return sorted(cards, key=key)
+
+
+def move_text(text: str, style: Style) -> str:
+    """A move's canonical text with the cards drawn as on the table (``kill 3♥ 7♥``)."""
+    words = []
+    for word in text.split():
+        try:
+            parse_card(word)
+        except ValueError:
+            words.append(word)
+        else:
+            words.append(card_face(word, style))
+    return " ".join(words)
+
+
+def _add_move(line: _Line, text: str, style: Style, trump: str | None) -> None:
+    for index, word in enumerate(text.split()):
+        if index:
+            line.add(" ")
+        try:
+            parse_card(word)
+        except ValueError:
+            line.add(word)
+        else:
+            line.add(card_face(word, style), card_sgr(word, trump))
+
+
+def _add_cards(line: _Line, cards: Sequence[str], style: Style, trump: str | None) -> None:
+    for index, card in enumerate(cards):
+        if index:
+            line.add(" ")
+        line.add(card_face(card, style), card_sgr(card, trump))
+
+
+def _grid(
+    label: str,
+    top: Sequence[tuple[str, str]],
+    bottom: Sequence[tuple[str, str]],
+    width: int,
+) -> list[_Line]:
+    """Two rows of four-column cells under one label: attack cards over the cards that
+    killed them, or hand numbers over the hand. Wraps onto further row pairs."""
+    indent = 7
+    per_row = max(1, (width - indent) // 4)
+    lines: list[_Line] = []
+    for start in range(0, max(1, len(top)), per_row):
+        upper = _Line().add(label if start == 0 else "")
+        lower = _Line()
+        for column, index in enumerate(range(start, min(len(top), start + per_row))):
+            at = indent + 4 * column
+            upper.pad(at).add(*top[index])
+            if index < len(bottom):
+                lower.pad(at).add(*bottom[index])
+        lines += [upper, lower]
+    return lines
+
+
+def render_table(
+    view: View,
+    names: Sequence[str] | None = None,
+    *,
+    color: bool | None = None,
+    symbols: bool = True,
+    width: int = 80,
+    height: int = 20,
+    hands: Mapping[int, Sequence[str]] | None = None,
+    losers: Sequence[int] | None = None,
+    you: int | None = None,
+    title: str | None = None,
+) -> str:
+    """The table as ``view.seat`` sees it, as text of at most ``height`` lines and ``width``
+    columns.
+
+    ``names`` are the seats' names (``seat N`` by default); ``color`` ``None`` means colour
+    unless ``NO_COLOR`` is set. ``hands`` shows other seats' cards open (a replay after the
+    game); ``losers`` marks the losers of a finished game; ``you`` is the seat to call "you"
+    (the viewing seat by default, ``-1`` for nobody); ``title`` replaces the preset's name in
+    the first line.
+    """
+    style = Style(color=color_wanted() if color is None else color, symbols=symbols)
+    players = view.players
+    names = list(names) if names else [f"seat {s}" for s in range(players)]
+    you = view.seat if you is None else you
+    trump = view.trump
+    over = view.decision == "over"
+    lines: list[_Line] = []
+
+    # Header: what the game is, the trump, the stock and the discards.
+    head = _Line().add(title or view.preset, BOLD).add(f" {style.dot} ")
+    if view.trump_card:
+        head.add("trump ").add(card_face(view.trump_card, style), card_sgr(view.trump_card, trump))
+    elif trump:
+        symbol = SUIT_SYMBOLS[SUITS.index(trump)] if style.symbols else trump
+        head.add("trump ").add(symbol, card_sgr("2" + trump, trump))
+    else:
+        head.add("no trump yet")
+    head.add(f" {style.dot} stock {view.stock_size}")
+    face_up = [card for _, card in view.stock_known if card != view.trump_card_code]
+    if face_up:
+        head.add(" (face up: ")
+        _add_cards(head, [_code_text(c) for c in face_up], style, trump)
+        head.add(")")
+    head.add(f" {style.dot} out of play {len(view.discarded)}")
+    head.add(f" {style.dot} move {len(view.history)}")
+    lines.append(head)
+    rule = _Line().add(style.rule_char * (width - 1), DIM)
+    lines.append(rule)
+
+    # One line per seat: name, hand size, role, whose decision it is, cards known to all.
+    for seat in range(players):
+        acting = not over and view.to_act == seat
+        line = _Line().add(style.pointer + " ", BOLD) if acting else _Line().add("  ")
+        name = names[seat][:16]
+        if seat == you and name.lower() != "you":
+            name += " (you)"
+        line.add(name, BOLD if acting else "")
+        size = view.hand_sizes[seat]
+        line.pad(24).add(f"{size:2d} card{'s' if size != 1 else ' '}")
+        role = _role(view, seat, losers)
+        line.pad(35).add(role, REVERSE if role == "LOST" else ("" if role != "out" else DIM))
+        extra_at = 45
+        if acting:
+            line.pad(extra_at).add(DECISION_WORDS.get(view.decision, view.decision), BOLD)
+            extra_at = line.width + 2
+        shown: Sequence[str]
+        if hands is not None and seat in hands and seat != view.seat:
+            shown = sort_hand(hands[seat], trump)
+            prefix = ""
+        else:
+            shown = [] if seat == view.seat else sort_hand(view.known_cards(seat), trump)
+            prefix = "holds "
+        if shown:
+            line.pad(extra_at).add(prefix)
+            _add_cards(line, shown, style, trump)
+        lines.append(line)
+    lines.append(rule)
+
+    # The bout: attack cards over the cards that killed them (a dot: not killed yet).
+    if view.table:
+        top = [(card_face(a, style), card_sgr(a, trump)) for a, _ in view.table]
+        bottom = [
+            (card_face(k, style), card_sgr(k, trump)) if k else (" " + style.dot, DIM)
+            for _, k in view.table
+        ]
+        table_lines = _grid("table", top, bottom, width)
+    else:
+        table_lines = [_Line().add("table").pad(7).add("(empty)", DIM)]
+    if 0 < view.room < 100 and not over and view.decision in ("open", "throw-in", "give"):
+        table_lines[0].pad(width - 16).add(f"room for {view.room}", DIM)
+    lines += table_lines
+    lines.append(rule)
+
+    # The viewing seat's hand, sorted and numbered (the numbers are move shorthand).
+    hand = sort_hand(view.hand, trump)
+    if hand:
+        numbers = [(str(i), DIM) for i in range(1, len(hand) + 1)]
+        cards = [(card_face(c, style), card_sgr(c, trump)) for c in hand]
+        hand_lines = _grid("hand", numbers, cards, width)
+    else:
+        hand_lines = [_Line().add("hand").pad(7).add("(no cards)", DIM)]
+    if view.hidden_in_hand:
+        hand_lines[-1].pad(hand_lines[-1].width + 2).add(
+            f"+{view.hidden_in_hand} not seen yet", DIM
+        )
+    lines += hand_lines
+
+    # The latest moves, oldest first, in whatever room is left.
+    room = height - len(lines) - 1
+    recent = _recent_moves(view.history, room)
+    if room > 0 and recent:
+        lines.append(rule)
+        for seats, text in recent:
+            who = ", ".join(names[s][:16] for s in seats)
+            line = _Line().add(f"{who}: ", DIM)
+            _add_move(line, text, style, trump)
+            lines.append(line)
+    return "\n".join(line.text(style, width) for line in lines)
+
+
+def _recent_moves(history: Sequence[tuple[int, object]], count: int) -> list[tuple[list[int], str]]:
+    """The last ``count`` lines of the move log, a run of passes on one line: in Moska a
+    round of "nothing to throw in" would otherwise push every real move off the screen."""
+    lines: list[tuple[list[int], str]] = []
+    for seat, move in reversed(history):
+        text = str(move)
+        if lines and text == "pass" and lines[-1][1] == "pass":
+            lines[-1][0].insert(0, seat)
+            continue
+        if len(lines) == count:
+            break
+        lines.append(([seat], text))
+    lines.reverse()
+    return lines
+
+
+def _role(view: View, seat: int, losers: Sequence[int] | None) -> str:
+    if losers is not None and seat in losers:
+        return "LOST"
+    if view.out[seat]:
+        return "out"
+    if view.decision == "over":
+        return ""
+    if seat == view.attacker:
+        return "attacker"
+    if seat == view.defender:
+        return "defender"
+    return ""
+
+
+def _code_text(code: int) -> str:
+    return CARD_TEXT[code]
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without colour codes (for tests and plain logs)."""
+    return ANSI.sub("", text)

@@ -1,0 +1,113 @@
+"""What a person types, read into a move: RULES C6 notation plus short forms.
+
+People type fast and loosely, so besides the canonical notation (``kill 3H 7H``) this
+accepts, case-insensitively, a one-letter verb (``k 3h 7h``), a card's number in the hand as
+shown on the table (``k 3h 2``: kill 3H with hand card 2; ``a 1 2``), and a kill that names
+one card when only one kill fits it (``k 9c`` when 9C can kill only one table card). What is
+not a move gets a :class:`~moska_p2p.engine.MoveSyntaxError` and what is not legal now an
+:class:`~moska_p2p.engine.IllegalMove`, each with a one-line reason; nothing is played.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..cards import CARD_TEXT, parse_card
+from ..engine import IllegalMove, Move, MoveSyntaxError, View, parse_move
+from .render import sort_hand
+
+# Short verbs; the long ones are the notation's own words (RULES C6).
+ALIASES = {
+    "a": "attack",
+    "k": "kill",
+    "t": "take",
+    "p": "pass",
+    "x": "exchange",
+    "s": "self",
+    "dk": "deck-kill",
+    "tr": "transfer",
+    "b": "beg",
+}
+
+
+def expand_verb(text: str) -> str:
+    """``text`` with a short verb spelled out (``k 3h`` -> ``kill 3h``); the rest as typed.
+    Shared with tab completion, so ``k <Tab>`` offers the kills."""
+    stripped = text.lstrip()
+    head, sep, rest = stripped.partition(" ")
+    word = ALIASES.get(head.lower(), head)
+    if word == head and not sep:
+        return text
+    return word + sep + rest
+
+
+def expand(text: str, hand: Sequence[str]) -> str:
+    """The canonical-notation text of what was typed: verb spelled out, hand numbers
+    replaced by the cards they stand for (``hand`` in its shown order)."""
+    words = expand_verb(text.strip()).replace(",", " ").split()
+    if not words:
+        raise MoveSyntaxError("type a move such as 'kill 3H 7H', 'take' or 'pass' (help)")
+    out = [words[0].lower()]
+    for word in words[1:]:
+        if word.isdigit():
+            number = int(word)
+            if not 1 <= number <= len(hand):
+                raise MoveSyntaxError(
+                    f'"{word}" is not a card of your hand: its cards are numbered 1 to {len(hand)}'
+                    if hand
+                    else f'"{word}" is not a card of your hand: it is empty'
+                )
+            out.append(hand[number - 1])
+        else:
+            out.append(word)
+    return " ".join(out)
+
+
+def read_move(text: str, view: View, legal: Sequence[Move]) -> Move:
+    """The legal move that ``text`` names, or a ``ValueError`` saying why there is none.
+
+    ``view`` must be the current view of the seat to act (its hand gives the numbers and,
+    for the reason of an illegal move, its game is asked)."""
+    hand = sort_hand(view.hand, view.trump)
+    canonical = expand(text, hand)
+    words = canonical.split()
+    if words[0] == "kill" and len(words) == 2:
+        return _one_card_kill(words[1], legal)
+    move = parse_move(canonical)
+    if move in legal:
+        return move
+    if move.kind_name == "attack":
+        # Attack cards in any order: the engine's legal list has them in canonical order.
+        for candidate in legal:
+            if candidate.kind_name == "attack" and sorted(candidate.cards) == sorted(move.cards):
+                return candidate
+    raise IllegalMove(why_illegal(view, move))
+
+
+def _one_card_kill(word: str, legal: Sequence[Move]) -> Move:
+    """``kill C``: the one kill that uses C (from the hand) or kills C (on the table)."""
+    try:
+        card = parse_card(word)
+    except ValueError as error:
+        raise MoveSyntaxError(f'"kill {word}" is not a move: {error}') from None
+    kills = [m for m in legal if m.kind_name == "kill" and card in m.cards]
+    if len(kills) == 1:
+        return kills[0]
+    name = CARD_TEXT[card]
+    if not kills:
+        raise IllegalMove(f"no kill with {name} is legal now (kill ATTACK_CARD KILLING_CARD)")
+    options = " or ".join(str(m) for m in kills[:4])
+    more = " or ..." if len(kills) > 4 else ""
+    raise IllegalMove(f"kill {name} fits several cards: say which, e.g. {options}{more}")
+
+
+def why_illegal(view: View, move: Move) -> str:
+    """The engine's own reason why ``move`` is not legal now: it is tried on a copy of the
+    game the view was taken from (the game is never changed)."""
+    game = view._game
+    if len(game.history) == len(view.history):
+        try:
+            game.copy().play(move, seat=view.seat)
+        except ValueError as error:
+            return str(error)
+    return f"{move} is not a legal move now (moves: lists them)"

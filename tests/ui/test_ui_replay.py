@@ -1,0 +1,149 @@
+"""Replays of arena saved games and of peer transcripts, in the table view."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from moska_p2p.arena.runner import play_game
+from moska_p2p.bots.builtin import GreedyBot, RandomBot
+from moska_p2p.crypto.identity import Identity
+from moska_p2p.engine import new_game
+from moska_p2p.protocol.config import TableConfig
+from moska_p2p.protocol.session import PeerSession
+from moska_p2p.protocol.simulate import Network, make_peers, run_game, save_transcripts
+from moska_p2p.protocol.transcript import read_transcript, write_transcript
+from moska_p2p.ui.render import strip_ansi
+from moska_p2p.ui.replay import ReplayError, load_replay, run_replay
+
+
+@pytest.fixture(scope="module")
+def saved_game(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    game = new_game("mustamaija", players=3, seed=5)
+    record = play_game(game, [GreedyBot(1), RandomBot(2), GreedyBot(3)], seed=5)
+    path = tmp_path_factory.mktemp("arena") / "game-000000.json"
+    path.write_text(json.dumps(record.to_json()))
+    return path
+
+
+@pytest.fixture(scope="module")
+def transcripts(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    config = TableConfig("durak", 3, b"\x01" * 32)
+    identities = [Identity.generate() for _ in range(3)]
+    net = Network(make_peers(config, identities, seed=3, names=["ann", "bo", "cy"]))
+    result = run_game(net, [RandomBot(1), RandomBot(2), RandomBot(3)])
+    assert result.finished
+    return save_transcripts(result, tmp_path_factory.mktemp("transcripts"))
+
+
+def test_an_arena_game_replays_to_its_result(saved_game: Path) -> None:
+    replay = load_replay(saved_game)
+    record = json.loads(saved_game.read_text())
+    assert replay.full and len(replay.states) == len(record["moves"]) + 1
+    assert replay.states[-1].is_over and replay.losers == record["losers"]
+    assert replay.names == ["greedy 0", "random 1", "greedy 2"]
+
+
+def test_not_on_a_terminal_every_step_is_printed(saved_game: Path) -> None:
+    replay = load_replay(saved_game)
+    out = io.StringIO()
+    run_replay(replay, seat=1, interactive=False, out=out, color=False)
+    text = out.getvalue()
+    assert "the deal (dealer:" in text
+    for number in range(1, len(replay.moves) + 1):
+        assert f"move {number} of {len(replay.moves)}:" in text
+    assert "game over, lost:" in text and "LOST" in text
+    assert "\x1b[" not in text
+
+
+def test_stepping_forward_back_and_to_a_move(saved_game: Path) -> None:
+    replay = load_replay(saved_game)
+    answers = iter(["", "", "b", "7", "zz", "q"])
+    out = io.StringIO()
+    run_replay(replay, interactive=True, out=out, color=False, read=lambda _: next(answers))
+    screens = [strip_ansi(s) for s in out.getvalue().split("\x1b[H\x1b[2J")[1:]]
+    said = [
+        next(line for line in s.split("\n") if line.startswith(("move", "the deal")))
+        for s in screens
+    ]
+    assert said[0].startswith("the deal")
+    assert said[1].startswith("move 1 of") and said[2].startswith("move 2 of")
+    assert said[3].startswith("move 1 of") and said[4].startswith("move 7 of")
+    assert '"zz"?' in screens[5]
+
+
+def test_open_hands_show_every_seat(saved_game: Path) -> None:
+    replay = load_replay(saved_game)
+    out = io.StringIO()
+    answers = iter(["q"])
+    run_replay(
+        replay,
+        seat=0,
+        open_hands=True,
+        interactive=True,
+        out=out,
+        color=False,
+        read=lambda _: next(answers),
+    )
+    text = out.getvalue()
+    for seat in (1, 2):
+        for card in replay.states[0].hand(seat):
+            assert card[:-1] + "♣♦♥♠"["CDHS".index(card[-1])] in text
+
+
+def test_a_transcript_replays_with_every_face_after_its_audit(transcripts: list[Path]) -> None:
+    replay = load_replay(transcripts[1])
+    assert replay.full
+    assert replay.names[replay.owner] == "bo"  # the writer's seat by default
+    assert set(replay.names) == {"ann", "bo", "cy"}
+    _, config, roster, frames = read_transcript(transcripts[1])
+    # The rebuilt full-information game ends where every peer's engine ended.
+    observer = PeerSession(None, config, roster)
+    for frame in frames:
+        observer.receive(frame)
+    assert replay.states[-1].state_hash() == observer.final_hash
+    out = io.StringIO()
+    run_replay(replay, seat=2, open_hands=True, interactive=False, out=out, color=False)
+    assert "game over, lost:" in out.getvalue()
+
+
+def test_a_transcript_cut_before_its_audit_shows_public_cards_only(
+    transcripts: list[Path], tmp_path: Path
+) -> None:
+    owner, config, roster, frames = read_transcript(transcripts[0])
+    cut = tmp_path / "cut.moska"
+    write_transcript(cut, owner, config, roster, frames[: len(frames) * 2 // 3])
+    replay = load_replay(cut)
+    assert not replay.full and len(replay.moves) > 0
+    with pytest.raises(ReplayError, match="--open is not possible"):
+        run_replay(replay, open_hands=True, interactive=False, out=io.StringIO())
+    out = io.StringIO()
+    run_replay(replay, interactive=False, out=out, color=False)
+    assert "not seen yet" in out.getvalue()
+
+
+def test_moska_replay_command(saved_game: Path, tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "moska_p2p.cli", "replay", str(saved_game), "--open", "--seat", "2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "game over, lost:" in run.stdout and "\x1b[" not in run.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    run = subprocess.run(
+        [sys.executable, "-m", "moska_p2p.cli", "replay", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert run.returncode == 2 and "not a saved game" in run.stderr
