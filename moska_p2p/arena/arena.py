@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import random
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from typing import Any
 from ..bots.api import Bot
 from ..bots.builtin import GreedyBot, RandomBot, ShedderBot
 from ..bots.loader import BotLoadError, load_bot
-from ..engine import IllegalMove, make_rules, new_game
+from ..engine import Game, IllegalMove, make_rules, new_game, shuffled_deck
 from .runner import play_game
 from .stats import BotStats, GameOutcome, Rating, rate, tally
 
@@ -164,10 +165,20 @@ def _play_chunk(config: _Config, start: int, stop: int) -> list[GameOutcome]:
                 external[j] = load_bot(spec)
             else:
                 factories.append(_bot_factory(spec))
+        rules = make_rules(config.preset, **options)
+        last_deal = -1
+        deck: list[int] = []
+        dealer = 0
         for index in range(start, stop):
             entries = seating(index, n)
             deal = deal_seed(config.seed, index, n)
-            game = new_game(config.preset, players=n, seed=deal, **options)
+            if deal != last_deal:
+                # The n games of a group share one deal: shuffle it once (as new_game would).
+                last_deal = deal
+                rng = random.Random(deal)
+                deck = shuffled_deck(rules, rng)
+                dealer = rng.randrange(n)
+            game = Game(rules, n, deck, dealer)
             seeds = bot_seeds(config.seed, index, n)
             bots: list[Bot] = []
             for j in entries:
