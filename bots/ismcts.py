@@ -256,7 +256,7 @@ class IsmctsBot(BaseBot):
         seed: int | None = None,
         time: float = 0.1,
         iterations: int | None = None,
-        exploration: float = 0.4,
+        exploration: float = 0.7,
         width: int = 6,
         bias: float = 1.0,
         max_playout: int = 1000,
