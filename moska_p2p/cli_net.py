@@ -25,8 +25,10 @@ if TYPE_CHECKING:
     from .net.discovery import Found, FoundTable, Settings
     from .net.node import Node, Outcome
     from .net.persist import SavedGame
+    from .ui.terminal import TerminalPlayer
 
-TERMINAL_LATER = "terminal play comes later; pass --bot NAME (random, greedy, shedder, ismcts)"
+BOT_TIMEOUT, PERSON_TIMEOUT = 30.0, 300.0
+"""The table's default timeout (seconds a peer may take to answer): bots, or a person."""
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -52,14 +54,31 @@ def _parse_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def _user_name() -> str:
+    """The person's default name at a table: the login name."""
+    import getpass
+
+    try:
+        return getpass.getuser() or "player"
+    except Exception:  # no login name (a container without a user entry)
+        return "player"
+
+
+def _person(auto_pass: float) -> TerminalPlayer:
+    """The person at the terminal, for a network seat (the node tells it the names)."""
+    from .ui.terminal import TerminalPlayer
+
+    return TerminalPlayer([], auto_pass=auto_pass, pace=0.0)
+
+
 def _prepare(
     bot: str | None,
     identity: Path | None,
     seed: int | None,
     verbose: bool,
+    auto_pass: float = 0.8,
 ) -> tuple[Identity, Bot]:
-    if bot is None:
-        raise _fail(TERMINAL_LATER)
+    """The identity and the seat's player: the bot named, or the person at the terminal."""
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s: %(message)s",
@@ -71,6 +90,8 @@ def _prepare(
         ident = load_or_create(identity)
     except (IdentityError, OSError) as error:
         raise _fail(f"identity: {error}") from None
+    if bot is None:
+        return ident, _person(auto_pass)
     try:
         made = load_bot(bot, seed=seed)
     except (BotLoadError, ValueError) as error:
@@ -105,15 +126,30 @@ def _saved_game(transcript: Path | None, ident: Identity, resume: bool) -> Saved
 
 
 def _seat_files(
-    transcript: Path | None, name: str | None, bot: str, ident: Identity, saved: SavedGame | None
+    transcript: Path | None,
+    name: str | None,
+    bot: str | None,
+    ident: Identity,
+    saved: SavedGame | None,
 ) -> tuple[Path, str]:
-    """The transcript path and the player's name: a resumed game keeps its own."""
+    """The transcript path and the player's name (a bot's kind, or the person's login
+    name): a resumed game keeps its own."""
     from .net.persist import default_transcript
 
     if saved is not None:
         return saved.transcript, saved.name
     path = transcript or default_transcript(ident.public_bytes)
-    return path, name or Path(bot.split(":")[0]).stem or "player"
+    if name:
+        return path, name
+    if bot is None:
+        return path, _user_name()
+    return path, Path(bot.split(":")[0]).stem or "player"
+
+
+def _person_of(made: Bot) -> TerminalPlayer | None:
+    from .ui.terminal import TerminalPlayer
+
+    return made if isinstance(made, TerminalPlayer) else None
 
 
 def _discovery_settings() -> Settings:
@@ -213,16 +249,28 @@ def host(
     option: list[str] = typer.Option(
         [], "--option", "-o", help="Change a preset option, NAME=VALUE (repeatable)."
     ),
-    name: str | None = typer.Option(None, help="Your name at the table (default: the bot's)."),
+    name: str | None = typer.Option(
+        None, help="Your name at the table (default: your login name, or the bot's)."
+    ),
     identity: Path | None = typer.Option(
         None, help="Your key file (default: the one in your config directory)."
     ),
-    bot: str | None = typer.Option(None, help="A bot plays your seat: random, greedy, ..."),
+    bot: str | None = typer.Option(
+        None,
+        help="A bot plays your seat: random, greedy, ... (default: you play at the terminal).",
+    ),
     transcript: Path | None = typer.Option(
         None, help="Where to write the game's transcript (default: your data directory)."
     ),
-    timeout: float = typer.Option(
-        30.0, help="Seconds a peer may take to answer before the game ends as abandoned."
+    timeout: float | None = typer.Option(
+        None,
+        min=1.0,
+        help="Seconds a peer may take to answer (a move included) before the game ends as"
+        f" abandoned (default: {PERSON_TIMEOUT:g} when you play at the terminal, so a person"
+        f" may think; {BOT_TIMEOUT:g} with --bot).",
+    ),
+    auto_pass: float = typer.Option(
+        0.8, min=0.0, help="Seconds before a lone pass is answered for you (no --bot)."
     ),
     seed: int | None = typer.Option(None, help="Seed for the bot (your cards stay secret)."),
     bind: str = typer.Option("0.0.0.0", help="Address to listen on (127.0.0.1: this machine)."),
@@ -244,8 +292,9 @@ def host(
 
     if announce:
         _discovery_settings()  # a bad MOSKA_DISCOVERY is an error before anything starts
-    ident, made = _prepare(bot, identity, seed, verbose)
-    assert bot is not None
+    ident, made = _prepare(bot, identity, seed, verbose, auto_pass)
+    if timeout is None:
+        timeout = BOT_TIMEOUT if bot is not None else PERSON_TIMEOUT
     try:
         config = TableConfig(
             preset, players, secrets.token_bytes(32), _parse_options(option), timeout
@@ -256,6 +305,7 @@ def host(
 
     saved = _saved_game(transcript, ident, resume)
     path, player = _seat_files(transcript, name, bot, ident, saved)
+    person = _person_of(made)
     options = NodeOptions(
         identity=ident,
         bot=made,
@@ -263,11 +313,12 @@ def host(
         name=player,
         bind=bind,
         lobby_wait=wait,
-        quiet=quiet,
+        quiet=quiet or person is not None,  # the table shows the moves
         pace=pace,
         handle_signals=True,
         stats=stats,
         announce=announce,
+        person=person,
     )
     raise typer.Exit(_run(Node(options), made, saved, lambda node: node.host(config, port)))
 
@@ -278,13 +329,21 @@ def join(
         help="The table's HOST:PORT, as its host printed it; without it, look for tables on the"
         " LAN and join the one found (or choose among several).",
     ),
-    name: str | None = typer.Option(None, help="Your name at the table (default: the bot's)."),
+    name: str | None = typer.Option(
+        None, help="Your name at the table (default: your login name, or the bot's)."
+    ),
     identity: Path | None = typer.Option(
         None, help="Your key file (default: the one in your config directory)."
     ),
-    bot: str | None = typer.Option(None, help="A bot plays your seat: random, greedy, ..."),
+    bot: str | None = typer.Option(
+        None,
+        help="A bot plays your seat: random, greedy, ... (default: you play at the terminal).",
+    ),
     transcript: Path | None = typer.Option(
         None, help="Where to write the game's transcript (default: your data directory)."
+    ),
+    auto_pass: float = typer.Option(
+        0.8, min=0.0, help="Seconds before a lone pass is answered for you (no --bot)."
     ),
     timeout: float = typer.Option(
         10.0,
@@ -309,8 +368,7 @@ def join(
     """Join a table on the network: HOST:PORT as its host printed it, or none to look for
     tables on the LAN."""
     target = _parse_address(address) if address is not None else None
-    ident, made = _prepare(bot, identity, seed, verbose)
-    assert bot is not None
+    ident, made = _prepare(bot, identity, seed, verbose, auto_pass)
     from .net.node import Node, NodeOptions
 
     saved = _saved_game(transcript, ident, resume)
@@ -323,6 +381,7 @@ def join(
             raise
         target, expect = (table.address, table.port), table.key
     path, player = _seat_files(transcript, name, bot, ident, saved)
+    person = _person_of(made)
     options = NodeOptions(
         identity=ident,
         bot=made,
@@ -332,10 +391,11 @@ def join(
         listen_port=listen_port,
         connect_timeout=timeout,
         lobby_wait=wait,
-        quiet=quiet,
+        quiet=quiet or person is not None,  # the table shows the moves
         pace=pace,
         handle_signals=True,
         stats=stats,
+        person=person,
     )
 
     async def start(node: Node) -> Outcome:

@@ -17,28 +17,35 @@ The session decides everything; this module only moves bytes and keeps time:
 * **Failures.** Whatever goes wrong on one connection closes that connection and is logged; the
   later peer redials with backoff. A peer that crashes and is started again resumes from the
   files of :mod:`.persist` and catches up through the ``sync`` exchange.
-* **Shutdown.** On Ctrl-C (SIGINT/SIGTERM with ``handle_signals``) the peer sends a signed
-  ``leave``; at any end it says ``bye`` on every link and waits (boundedly) for the others to
-  close, so that its last frames are read before its sockets close.
+* **A person.** With ``person`` (a :class:`~moska_p2p.ui.terminal.TerminalPlayer`) the seat
+  is played at the terminal: the prompt runs in a worker thread, within the table's timeout;
+  the table is redrawn by one task, in the trio thread, between prompts (a lock keeps the
+  prompt, the redraws and the "leave the game?" question apart, and only one seat acts at a
+  time); Ctrl-C asks before leaving, and a game that ends meanwhile closes the prompt.
+* **Shutdown.** On Ctrl-C (SIGINT/SIGTERM with ``handle_signals``; for a person, after a yes)
+  the peer sends a signed ``leave``; at any end it says ``bye`` on every link and waits
+  (boundedly) for the others to close, so that its last frames are read before its sockets close.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import secrets
 import signal
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import trio
 
-from ..bots.api import Bot
+from ..bots.api import Bot, Event, GameResult
 from ..crypto.identity import Identity, fingerprint_of
-from ..engine import IllegalMove
+from ..engine import IllegalMove, Move, View
+from ..engine.moves import parse_move
 from ..protocol import verdict as v
 from ..protocol.config import ConfigError, TableConfig, table_id
 from ..protocol.frames import FrameError
@@ -61,6 +68,9 @@ from .wire import (
     NetMessage,
     net_frame,
 )
+
+if TYPE_CHECKING:
+    from ..ui.terminal import TerminalPlayer
 
 log = logging.getLogger("moska_p2p.net")
 
@@ -96,6 +106,7 @@ class NodeOptions:
     handle_signals: bool = False  # Ctrl-C sends a signed leave (the CLI; not in tests)
     stats: Path | None = None  # write timing and traffic figures here (JSON) at the end
     announce: bool = False  # a host announces its open table on the LAN (.discovery)
+    person: TerminalPlayer | None = None  # the seat is played at the terminal (also ``bot``)
 
 
 @dataclass
@@ -172,6 +183,13 @@ class Node:
         self._nursery: trio.Nursery | None = None
         self._table_id = b""
         self._names: dict[bytes, str] = {}
+        # A person at the terminal: what to show, and who has the screen.
+        self._shown_send, self._shown = trio.open_memory_channel[Event | GameResult](math.inf)
+        self._screen = trio.Lock()
+        self._screen_done = trio.Event()
+        self._screen_closed = False
+        self._asking: trio.CancelScope | None = None
+        self._choosing = False  # the person's choose() runs (it asks itself on Ctrl-C)
 
     # ------------------------------------------------------------------ entry points
 
@@ -320,6 +338,9 @@ class Node:
         self.ready.set()
         self._nursery.start_soon(self._ticker)
         self._nursery.start_soon(self._play_bot)
+        if self.o.person is not None:
+            self.o.person.view_source = self._my_view
+            self._nursery.start_soon(self._show, self.o.person)
         for index in range(saved.me):
             self._nursery.start_soon(self._keep_link, index, first.get(index))
         self._handle(outputs)
@@ -369,7 +390,10 @@ class Node:
                         link.enqueue(out.frame)
             elif isinstance(out, v.Moved):
                 self.stats.moves += 1
-                if not self.o.quiet:
+                if self.o.person is not None:
+                    if not self._screen_closed:
+                        self._shown_send.send_nowait(Event(out.seat, parse_move(out.move), ""))
+                elif not self.o.quiet:
                     self.o.echo(f"seat {out.seat} ({self._seat_name(out.seat)}): {out.move}")
             elif isinstance(out, v.Seated):
                 self._show_seats(out)
@@ -380,6 +404,7 @@ class Node:
                 if self.file is not None:
                     self.file.close()
                 self.over.set()
+                self._close_screen(out)
             elif isinstance(out, v.Rejected):
                 log.info("refused a frame: %s", out.reason)
         if session.my_turn and self.stats.t_first_turn is None:
@@ -414,7 +439,11 @@ class Node:
             state = game.state_hash()
             legal = session.legal_moves()
             try:
-                if inline:
+                if self.o.person is not None:
+                    move = await self._ask_person(self.o.person, game.copy().view(seat), legal)
+                    if move is None:
+                        return
+                elif inline:
                     move = bot.choose(game.view(seat), legal)
                 else:
                     view = game.copy().view(seat)
@@ -435,6 +464,86 @@ class Node:
             self._handle(outputs)
             await trio.sleep(0)
 
+    # ------------------------------------------------------------------ a person
+
+    async def _ask_person(
+        self, person: TerminalPlayer, view: View, legal: Sequence[Move]
+    ) -> Move | None:
+        """The person's move, typed within the table's timeout (None: no move; the person
+        left or the game ended). The prompt has the screen while it runs."""
+        from ..ui.terminal import LeaveGame
+
+        session = self.session
+        assert session is not None
+        async with self._screen:
+            if self.over.is_set():
+                return None
+            self._choosing = True
+            try:
+                with trio.fail_after(session.config.timeout):
+                    return await trio.to_thread.run_sync(
+                        person.choose, view, legal, abandon_on_cancel=True
+                    )
+            except LeaveGame as left:
+                if str(left) != "closed":  # closed: the game ended meanwhile
+                    self.interrupted = True
+                    why = "Ctrl-C" if str(left) == "interrupted" else str(left)
+                    self._leave(f"interrupted ({why})")
+            except trio.TooSlowError:
+                person.abort()
+                self._leave(f"no move within the table's timeout ({session.config.timeout:g} s)")
+            finally:
+                self._choosing = False
+        return None
+
+    async def _show(self, person: TerminalPlayer) -> None:
+        """Show the person the game as it goes: the table after each move (between prompts,
+        never over the prompt or a question), then the end."""
+        async with self._shown:
+            async for item in self._shown:
+                async with self._screen:
+                    if isinstance(item, Event):
+                        person.observe(item)
+                    else:
+                        person.end_game(item)
+        self._screen_done.set()
+
+    def _close_screen(self, end: v.Finished | v.Stopped) -> None:
+        """The game is over: close a prompt or question still open, show the end."""
+        person, session = self.o.person, self.session
+        if person is None or session is None or self._screen_closed:
+            return
+        self._screen_closed = True
+        person.abort()
+        if self._asking is not None:
+            self._asking.cancel()
+        if isinstance(end, v.Finished):
+            result = GameResult(session.my_seat, end.losers, None, "", len(session.moves))
+            self._shown_send.send_nowait(result)
+        self._shown_send.close()
+
+    def _my_view(self) -> View:
+        session = self.session
+        assert session is not None and session.game is not None
+        return session.game.view(session.my_seat)
+
+    async def _ask_leave(self, person: TerminalPlayer, scope: trio.CancelScope) -> None:
+        """Ctrl-C between prompts: ask "leave the game?"; only a yes leaves."""
+        yes = False
+        with scope:
+            try:
+                async with self._screen:
+                    if self.over.is_set() or self.interrupted:
+                        return
+                    yes = await trio.to_thread.run_sync(
+                        person.confirm_leave, abandon_on_cancel=True
+                    )
+            finally:
+                self._asking = None
+            if yes:
+                self.interrupted = True
+                self._leave("interrupted (Ctrl-C)")
+
     def _leave(self, reason: str) -> None:
         session = self.session
         if session is None or self.over.is_set():
@@ -445,6 +554,9 @@ class Node:
     async def _play_out(self) -> None:
         """Wait for the end, report it, close the links politely."""
         await self.over.wait()
+        if self.o.person is not None:
+            with trio.move_on_after(5.0):  # the last table first, then the result under it
+                await self._screen_done.wait()
         outcome = await self._outcome()
         linger = 1.0 if outcome.finished is None else 5.0
         await self._shutdown(min(linger, self.saved.config.timeout if self.saved else linger))
@@ -816,10 +928,17 @@ class Node:
                     self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted"))
                     self._nursery.cancel_scope.cancel()
                     return
-                self.interrupted = True
                 if self.session is None:
+                    self.interrupted = True
                     self._lobby_scope.cancel()
-                else:
+                elif self.o.person is not None and self._choosing:
+                    self.o.person.interrupt()  # its prompt asks
+                elif self.o.person is not None and self._asking is None:
+                    assert self._nursery is not None
+                    self._asking = trio.CancelScope()
+                    self._nursery.start_soon(self._ask_leave, self.o.person, self._asking)
+                else:  # a second Ctrl-C while asking counts as yes
+                    self.interrupted = True
                     self._leave("interrupted (Ctrl-C)")
 
     async def _beacon(self, lobby: _Lobby) -> None:
@@ -863,6 +982,9 @@ class Node:
         session = self.session
         assert session is not None
         seats = ", ".join(self._seat_label(s) for s in range(len(seated.seats)))
+        if self.o.person is not None:  # the table shows every seat's name
+            self.o.person.names = [self._seat_name(s) for s in range(len(seated.seats))]
+            self.o.person.seat = session.my_seat
         self.o.echo(f"seats: {seats}; dealer: seat {seated.dealer}; you are seat {session.my_seat}")
 
     def _seat_name(self, seat: int) -> str:

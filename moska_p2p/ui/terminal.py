@@ -10,6 +10,7 @@ mistyped or illegal move gets a one-line reason and the prompt again.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import time
@@ -98,6 +99,8 @@ class TerminalPlayer(BaseBot):
         self._prompt: PromptSession[str] | None = None
         self._completer: _MoveCompleter | None = None
         self._hint_bot: Any = None
+        self._closed = False
+        self._interrupted = False
 
     # ------------------------------------------------------------------ bot API
 
@@ -192,6 +195,36 @@ class TerminalPlayer(BaseBot):
             return False
         return default if not answer else answer in ("y", "yes")
 
+    def abort(self) -> None:
+        """Close the prompt a ``choose`` in another thread waits at (a network game ended
+        meanwhile, or its time ran out): that ``choose`` raises :class:`LeaveGame` ("closed")
+        and the terminal is restored. Safe from any thread; a plain ``input()`` cannot be
+        interrupted (the driver abandons that thread)."""
+        self._closed = True
+        self._stop_prompt(lambda: LeaveGame("closed"))
+
+    def interrupt(self) -> None:
+        """Ctrl-C reached the driver (a signal) while a ``choose`` runs in another thread:
+        the prompt, now or as it starts, asks "leave the game?" as if Ctrl-C was typed at it.
+        Safe from any thread."""
+        self._interrupted = True
+        self._stop_prompt(KeyboardInterrupt)
+
+    def _stop_prompt(self, error: Callable[[], BaseException]) -> None:
+        session = self._prompt
+        app = session.app if session is not None else None
+        loop = app.loop if app is not None else None
+        if app is None or loop is None or not app.is_running:
+            return  # _before_prompt sees the flag as the next prompt starts
+
+        def stop() -> None:
+            if app.is_running and app.future is not None and not app.future.done():
+                self._interrupted = False
+                app.exit(exception=error())
+
+        with contextlib.suppress(RuntimeError):  # the prompt's loop closed meanwhile
+            loop.call_soon_threadsafe(stop)
+
     # ------------------------------------------------------------------ drawing
 
     def table(self, view: View, losers: Sequence[int] | None = None) -> str:
@@ -240,9 +273,14 @@ class TerminalPlayer(BaseBot):
         """One line from the person, with completion of ``legal``; Ctrl-C asks whether to
         leave, the end of input leaves."""
         while True:
+            if self._closed:
+                raise LeaveGame("closed")
             try:
+                if self._interrupted and not self.interactive:
+                    self._interrupted = False
+                    raise KeyboardInterrupt
                 if self.interactive:
-                    return self._prompt_session(legal).prompt("> ")
+                    return self._prompt_session(legal).prompt("> ", pre_run=self._before_prompt)
                 return self._read_plain("> ")
             except KeyboardInterrupt:
                 if self.confirm_leave():
@@ -250,6 +288,17 @@ class TerminalPlayer(BaseBot):
             except EOFError:
                 if not self.interactive or self.confirm_leave():
                     raise LeaveGame("end of input") from None
+
+    def _before_prompt(self) -> None:
+        """Runs as the prompt starts: :meth:`abort` or :meth:`interrupt` may have come just
+        before it."""
+        if self._prompt is None:
+            return
+        if self._closed:
+            self._prompt.app.exit(exception=LeaveGame("closed"))
+        elif self._interrupted:
+            self._interrupted = False
+            self._prompt.app.exit(exception=KeyboardInterrupt())
 
     def _prompt_session(self, legal: Sequence[str]) -> PromptSession[str]:
         if self._prompt is None:
