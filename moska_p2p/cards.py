@@ -119,26 +119,5 @@ HIGHER_IN_SUIT: tuple[int, ...] = tuple(
 )
 
 
-def ranks_of_mask(mask: int) -> int:
-    """A 13-bit set of the ranks present in a card mask."""
-    ranks = 0
-    for r in range(13):
-        if mask & RANK_MASKS[r]:
-            ranks |= 1 << r
-    return ranks
-
-
-def cards_of_ranks(ranks: int) -> int:
-    """The mask of every card whose rank is in the 13-bit rank set ``ranks``."""
-    mask = 0
-    r = 0
-    while ranks:
-        if ranks & 1:
-            mask |= RANK_MASKS[r]
-        ranks >>= 1
-        r += 1
-    return mask
-
-
 def format_cards(cards: Iterable[int]) -> str:
     return " ".join(CARD_TEXT[c] for c in sorted(cards))

@@ -115,15 +115,6 @@ def _beat_table(trump: int, mustamaija: bool) -> tuple[int, ...]:
 _BEAT = {(t, mm): _beat_table(t, mm) for t in range(4) for mm in (False, True)}
 
 
-def _ranks(mask: int) -> int:
-    ranks = 0
-    while mask:
-        low = mask & -mask
-        ranks |= 1 << ((low.bit_length() - 1) >> 2)
-        mask ^= low
-    return ranks
-
-
 # CARDS_OF_RANKS[ranks]: every card whose rank is in the 13-bit rank set ``ranks``.
 CARDS_OF_RANKS: tuple[int, ...] = tuple(
     sum(RANK_MASKS[r] for r in range(13) if ranks >> r & 1) for ranks in range(1 << 13)
@@ -1853,9 +1844,6 @@ class Game:
         if self._may_exchange(seat):
             plan.append((1, lambda i, rng: EXCHANGE_MOVE))
         return plan
-
-    def moves_text(self) -> list[str]:
-        return [str(m) for m in self.legal_moves()]
 
     def __repr__(self) -> str:
         state = "over" if self.is_over else f"seat {self.to_act} to {self.decision}"
