@@ -13,7 +13,7 @@ import secrets
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -23,7 +23,7 @@ from .engine import PRESETS
 
 if TYPE_CHECKING:
     from .net.discovery import Found, FoundTable, Settings
-    from .net.node import Node, Outcome
+    from .net.node import Node, NodeOptions, Outcome
     from .net.persist import SavedGame
     from .ui.terminal import TerminalPlayer
 
@@ -144,6 +144,41 @@ def _seat_files(
     if bot is None:
         return path, _user_name()
     return path, Path(bot.split(":")[0]).stem or "player"
+
+
+def _node_options(
+    ident: Identity,
+    made: Bot,
+    transcript: Path | None,
+    name: str | None,
+    bot: str | None,
+    saved: SavedGame | None,
+    bind: str,
+    wait: float,
+    quiet: bool,
+    pace: float,
+    stats: Path | None,
+    **specific: Any,
+) -> NodeOptions:
+    """The node settings ``host`` and ``join`` share, plus the ones given by keyword."""
+    from .net.node import NodeOptions
+
+    path, player = _seat_files(transcript, name, bot, ident, saved)
+    person = _person_of(made)
+    return NodeOptions(
+        identity=ident,
+        bot=made,
+        transcript=path,
+        name=player,
+        bind=bind,
+        lobby_wait=wait,
+        quiet=quiet or person is not None,  # the table shows the moves
+        pace=pace,
+        handle_signals=True,
+        stats=stats,
+        person=person,
+        **specific,
+    )
 
 
 def _person_of(made: Bot) -> TerminalPlayer | None:
@@ -301,24 +336,22 @@ def host(
         )
     except ConfigError as error:
         raise _fail(str(error)) from None
-    from .net.node import Node, NodeOptions
+    from .net.node import Node
 
     saved = _saved_game(transcript, ident, resume)
-    path, player = _seat_files(transcript, name, bot, ident, saved)
-    person = _person_of(made)
-    options = NodeOptions(
-        identity=ident,
-        bot=made,
-        transcript=path,
-        name=player,
-        bind=bind,
-        lobby_wait=wait,
-        quiet=quiet or person is not None,  # the table shows the moves
-        pace=pace,
-        handle_signals=True,
-        stats=stats,
+    options = _node_options(
+        ident,
+        made,
+        transcript,
+        name,
+        bot,
+        saved,
+        bind,
+        wait,
+        quiet,
+        pace,
+        stats,
         announce=announce,
-        person=person,
     )
     raise typer.Exit(_run(Node(options), made, saved, lambda node: node.host(config, port)))
 
@@ -369,7 +402,7 @@ def join(
     tables on the LAN."""
     target = _parse_address(address) if address is not None else None
     ident, made = _prepare(bot, identity, seed, verbose, auto_pass)
-    from .net.node import Node, NodeOptions
+    from .net.node import Node
 
     saved = _saved_game(transcript, ident, resume)
     expect: bytes | None = None
@@ -380,22 +413,20 @@ def join(
             _close_bot(made)
             raise
         target, expect = (table.address, table.port), table.key
-    path, player = _seat_files(transcript, name, bot, ident, saved)
-    person = _person_of(made)
-    options = NodeOptions(
-        identity=ident,
-        bot=made,
-        transcript=path,
-        name=player,
-        bind=bind,
+    options = _node_options(
+        ident,
+        made,
+        transcript,
+        name,
+        bot,
+        saved,
+        bind,
+        wait,
+        quiet,
+        pace,
+        stats,
         listen_port=listen_port,
         connect_timeout=timeout,
-        lobby_wait=wait,
-        quiet=quiet or person is not None,  # the table shows the moves
-        pace=pace,
-        handle_signals=True,
-        stats=stats,
-        person=person,
     )
 
     async def start(node: Node) -> Outcome:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from rule_helpers import moves, refused, run, state
 
 from moska_p2p.engine import DealError, Game, IllegalMove, new_game
 from moska_p2p.engine.scenario import stack_deck
@@ -33,42 +34,6 @@ def deal(
         preset, players, hands, dealer=dealer, indicator=indicator, stock=stock.split()
     )
     return new_game(preset, players, deck=deck, dealer=dealer, first_game=first_game, **options)
-
-
-def run(g: Game, *steps: str) -> None:
-    """Play ``"seat: move"`` steps, checking before each that this seat is the one to act."""
-    for step in steps:
-        seat, move = step.split(":", 1)
-        assert g.to_act == int(seat), f"before {step!r}: seat {g.to_act} acts ({g.decision})"
-        g.play(move.strip())
-
-
-def moves(g: Game, kind: str | None = None) -> set[str]:
-    return {str(m) for m in g.legal_moves(kind)}
-
-
-def state(g: Game) -> tuple[object, ...]:
-    return (
-        g.to_act,
-        g.decision,
-        [g.hand(s) for s in range(g.n)],
-        g.table,
-        g.stock_size,
-        g.trump_card,
-        g.discard_size,
-        g.attacker,
-        g.defender,
-        g.bout_count,
-        g.bout_limit,
-    )
-
-
-def refused(g: Game, move: str, match: str) -> None:
-    """``move`` raises IllegalMove mentioning ``match`` and leaves the game unchanged."""
-    before = state(g)
-    with pytest.raises(IllegalMove, match=match):
-        g.play(move)
-    assert state(g) == before
 
 
 # A 4-player deal, trump hearts (indicator AH); the 6H and 7H wait in the stock.

@@ -13,9 +13,10 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
+from rule_helpers import moves, refused
 
 from moska_p2p.cards import parse_card
-from moska_p2p.engine import Game, IllegalMove, OptionError, make_rules, new_game
+from moska_p2p.engine import Game, OptionError, make_rules, new_game
 from moska_p2p.engine.options import MOSKA_OPTIONS
 from moska_p2p.engine.scenario import stack_deck
 from moska_p2p.engine.session import Session
@@ -36,33 +37,6 @@ def deal(
     dealer = players - 1
     deck = stack_deck("moska", players, hands, dealer=dealer, indicator=indicator, stock=stock)
     return new_game(preset, players, deck=deck, dealer=dealer, **options)
-
-
-def moves(g: Game, kind: str | None = None) -> set[str]:
-    return {str(m) for m in g.legal_moves(kind)}
-
-
-def state(g: Game) -> tuple[Any, ...]:
-    """Everything a refused move must leave unchanged."""
-    return (
-        g.to_act,
-        g.decision,
-        [g.hand(s) for s in range(len(g.hand_sizes()))],
-        g.table,
-        g.stock_size,
-        g.trump_card,
-        g.discard_size,
-        g.bout_count,
-        len(g.history),
-    )
-
-
-def refused(g: Game, move: str, match: str) -> None:
-    """``move`` raises IllegalMove (reason matching ``match``) and changes nothing."""
-    before = state(g)
-    with pytest.raises(IllegalMove, match=match):
-        g.play(move)
-    assert state(g) == before
 
 
 def play_all(g: Game, *texts: str) -> None:

@@ -8,8 +8,9 @@ otherwise the dealer is seat 0, so seat 1 attacks seat 2.
 from __future__ import annotations
 
 import pytest
+from rule_helpers import moves, refused, run
 
-from moska_p2p.engine import DealError, Game, IllegalMove, new_game
+from moska_p2p.engine import DealError, Game, new_game
 from moska_p2p.engine.scenario import stack_deck
 
 RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
@@ -19,40 +20,6 @@ PACK52 = {r + s for r in RANKS for s in "CDHS"}
 def deal(hands: dict[int, str], *, players: int = 4, dealer: int = 0, stock: str = "") -> Game:
     deck = stack_deck("mustamaija", players, hands, dealer=dealer, stock=stock.split())
     return new_game("mustamaija", players, deck=deck, dealer=dealer)
-
-
-def run(g: Game, *steps: str) -> None:
-    """Play ``"seat: move"`` steps, checking before each that this seat is the one to act."""
-    for step in steps:
-        seat, move = step.split(":", 1)
-        assert g.to_act == int(seat), f"before {step!r}: seat {g.to_act} acts ({g.decision})"
-        g.play(move.strip())
-
-
-def moves(g: Game, kind: str | None = None) -> set[str]:
-    return {str(m) for m in g.legal_moves(kind)}
-
-
-def state(g: Game) -> tuple[object, ...]:
-    return (
-        g.to_act,
-        g.decision,
-        [g.hand(s) for s in range(g.n)],
-        g.table,
-        g.stock_size,
-        g.trump_card,
-        g.discard_size,
-        g.attacker,
-        g.defender,
-    )
-
-
-def refused(g: Game, move: str, match: str) -> None:
-    """``move`` raises IllegalMove mentioning ``match`` and leaves the game unchanged."""
-    before = state(g)
-    with pytest.raises(IllegalMove, match=match):
-        g.play(move)
-    assert state(g) == before
 
 
 # Four players; the stock's top card 7H becomes the trump after the first attack.
