@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .bots.api import Bot
-from .crypto.identity import Identity, IdentityError, load_or_create
+from .crypto.identity import (
+    Identity,
+    IdentityError,
+    fingerprint_of,
+    load_or_create,
+    parse_fingerprint,
+)
 from .engine import PRESETS
 
 if TYPE_CHECKING:
@@ -161,6 +167,7 @@ def _node_options(
     **specific: Any,
 ) -> NodeOptions:
     """The node settings ``host`` and ``join`` share, plus the ones given by keyword."""
+    from .net.known import default_known_peers_path
     from .net.node import NodeOptions
 
     path, player = _seat_files(transcript, name, bot, ident, saved)
@@ -177,6 +184,7 @@ def _node_options(
         handle_signals=True,
         stats=stats,
         person=person,
+        known_peers=default_known_peers_path(),
         **specific,
     )
 
@@ -219,9 +227,32 @@ def _list_tables(found: list[FoundTable]) -> None:
         typer.echo(f"  {number}. {table.describe()}")
 
 
-def _choose_table(wait: float) -> FoundTable:
+def _parse_expect(text: str | None) -> bytes | str | None:
+    """``--expect``: a full public key (64 hex digits) or a full fingerprint (16)."""
+    if text is None:
+        return None
+    digits = text.strip().replace(" ", "").replace(":", "").replace("-", "")
+    if len(digits) == 64:
+        try:
+            return bytes.fromhex(digits)
+        except ValueError:
+            pass
+    try:
+        return parse_fingerprint(text)
+    except ValueError as error:
+        raise _fail(f"--expect: {error}") from None
+
+
+def _matches(key: bytes, expect: bytes | str | None) -> bool:
+    if expect is None:
+        return True
+    return key == expect if isinstance(expect, bytes) else fingerprint_of(key) == expect
+
+
+def _choose_table(wait: float, expect: bytes | str | None = None) -> FoundTable:
     """The table ``moska join`` with no address sits down at: the only one found, or the one
-    the player picks from a numbered list; exit 2 when there is none."""
+    the player picks from a numbered list; exit 2 when there is none. With ``expect`` only
+    the tables of that host key are considered."""
     from .net.discovery import pick_table
 
     typer.echo(f"looking for tables on the LAN for {wait:g} s...")
@@ -229,6 +260,11 @@ def _choose_table(wait: float) -> FoundTable:
     found = [t for t in everything if t.joinable]
     if len(found) < len(everything):
         typer.echo(f"skipping {len(everything) - len(found)} table(s) of another protocol version")
+    if expect is not None:
+        others = [t for t in found if not _matches(t.key, expect)]
+        if others:
+            typer.echo(f"skipping {len(others)} table(s) of another host than --expect says")
+        found = [t for t in found if _matches(t.key, expect)]
     if not found:
         raise _fail(
             f"no open table found on the LAN in {wait:g} s; pass the table's HOST:PORT"
@@ -393,6 +429,13 @@ def join(
     resume: bool = typer.Option(
         False, "--resume", help="Resume the saved game even if it looks stale."
     ),
+    expect: str | None = typer.Option(
+        None,
+        "--expect",
+        help="The host's fingerprint (all 16 hex digits, e.g. 3F9A-11C2-7B04-E9D1, as the host"
+        " reads it out or 'moska keygen' shows it) or its full key (64 hex digits): refuse to"
+        " join any other host.",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
     stats: Path | None = typer.Option(None, hidden=True),
@@ -401,18 +444,18 @@ def join(
     """Join a table on the network: HOST:PORT as its host printed it, or none to look for
     tables on the LAN."""
     target = _parse_address(address) if address is not None else None
+    expected = _parse_expect(expect)
     ident, made = _prepare(bot, identity, seed, verbose, auto_pass)
     from .net.node import Node
 
     saved = _saved_game(transcript, ident, resume)
-    expect: bytes | None = None
     if target is None and saved is None:  # a saved game knows its host's address
         try:
-            table = _choose_table(look)
+            table = _choose_table(look, expected)
         except BaseException:
             _close_bot(made)
             raise
-        target, expect = (table.address, table.port), table.key
+        target, expected = (table.address, table.port), table.key
     options = _node_options(
         ident,
         made,
@@ -431,7 +474,7 @@ def join(
 
     async def start(node: Node) -> Outcome:
         assert target is not None
-        return await node.join(*target, expect=expect)
+        return await node.join(*target, expect=expected)
 
     raise typer.Exit(_run(Node(options), made, saved, start))
 

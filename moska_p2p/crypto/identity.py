@@ -3,18 +3,36 @@
 Every message is public and signed (DESIGN.md, "Mental poker"), so the signature is what ties a
 message to a seat: it makes the transcript evidence, makes equivocation provable and lets a
 disconnected peer come back as itself. The key therefore lives in a file that survives restarts
-(``$XDG_CONFIG_HOME/moska-p2p/identity.pem`` by default), readable by its owner only.
+(``$XDG_CONFIG_HOME/moska-p2p/identity.pem`` by default), readable by its owner only: a key file
+that group or others may read, or a key directory they may write, is refused.
 
 Ed25519 because its signatures are deterministic (the same key and bytes always give the same 64
 bytes, so test vectors are reproducible), small, fast to verify, and its public key is 32 raw bytes
 that fit in a message as they are.
 
+**Domain separation.** A signature never covers bare bytes: :meth:`Identity.sign` signs
+:func:`signing_input`, ``b"moska-p2p/v2/" + kind + b"\\0" + data``, where ``kind`` is a short ASCII
+tag naming what the bytes are (a game message's type, ``"net/<type>"`` for a network message,
+``"beacon"`` for a LAN announcement, ``"net/link-auth"`` for a link's proof of key). A signature
+made for one purpose therefore never verifies for another.
+
+**Strict verification**, as libsodium's ``crypto_sign_verify_detached``: besides the Ed25519
+equation (checked by OpenSSL, which also refuses ``S >= L``), :func:`verify` refuses a public key
+or an ``R`` that is not canonically encoded (``y >= p``) or that has small order. OpenSSL accepts
+those, and with the public key ``0100..00`` (the neutral point) the signature
+``R = 0100..00, S = 0`` verifies for every message: a universal forgery.
+:func:`is_acceptable_public_key` is the same check for a key arriving in a lobby or a roster.
+
 >>> alice = Identity.from_seed(bytes(32))
->>> signature = alice.sign(b"hello")
->>> verify(alice.public_bytes, b"hello", signature), verify(alice.public_bytes, b"hullo", signature)
-(True, False)
+>>> signature = alice.sign("hello", b"hi")
+>>> verify(alice.public_bytes, "hello", b"hi", signature)
+True
+>>> verify(alice.public_bytes, "move", b"hi", signature)  # another kind
+False
+>>> verify(alice.public_bytes, "hello", b"ho", signature)  # other bytes
+False
 >>> alice.fingerprint
-'139E-3940'
+'139E-3940-E64B-5491'
 """
 
 from __future__ import annotations
@@ -23,6 +41,8 @@ import contextlib
 import functools
 import hashlib
 import os
+import re
+import stat
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -30,13 +50,22 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 __all__ = [
+    "DOMAIN",
+    "FINGERPRINT_BYTES",
+    "MAX_KIND",
     "PUBLIC_KEY_SIZE",
     "SIGNATURE_SIZE",
+    "SMALL_ORDER_ENCODINGS",
     "Identity",
     "IdentityError",
+    "check_key_directory",
     "default_identity_path",
     "fingerprint_of",
+    "is_acceptable_public_key",
+    "is_valid_kind",
     "load_or_create",
+    "parse_fingerprint",
+    "signing_input",
     "verify",
 ]
 
@@ -46,6 +75,17 @@ PUBLIC_KEY_SIZE = 32
 SIGNATURE_SIZE = 64
 """Length of an Ed25519 signature; the frame layer refuses any other length."""
 
+DOMAIN = b"moska-p2p/v2/"
+"""What every signed byte string starts with (see :func:`signing_input`)."""
+
+MAX_KIND = 32
+"""Longest ``kind`` tag of a signature."""
+
+FINGERPRINT_BYTES = 8
+"""Bytes of SHA-256 a fingerprint shows: 64 bits, far beyond grinding a look-alike key."""
+
+_KIND = re.compile(rf"[a-z0-9/_-]{{1,{MAX_KIND}}}")
+
 _APP_DIR = "moska-p2p"
 _FILE_NAME = "identity.pem"
 
@@ -53,7 +93,191 @@ StrPath = str | os.PathLike[str]
 
 
 class IdentityError(ValueError):
-    """An identity file that exists but does not hold a usable Ed25519 private key."""
+    """An identity file that exists but does not hold a usable Ed25519 private key, or one that
+    others could read or replace (the message says how to fix its permissions)."""
+
+
+# -- curve arithmetic, just enough to check an encoding -------------------------------------
+
+_P = 2**255 - 19
+_L = 2**252 + 27742317777372353535851937790883648493
+_D = -121665 * pow(121666, _P - 2, _P) % _P
+_SQRT_M1 = pow(2, (_P - 1) // 4, _P)
+_Y_MASK = (1 << 255) - 1
+
+SMALL_ORDER_ENCODINGS: tuple[bytes, ...] = tuple(
+    bytes.fromhex(h)
+    for h in (
+        # libsodium's ge25519_has_small_order blocklist, compared with the sign bit cleared:
+        "0000000000000000000000000000000000000000000000000000000000000000",  # y = 0, order 4
+        "0100000000000000000000000000000000000000000000000000000000000000",  # identity
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",  # order 8
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",  # order 8
+        "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",  # y = -1, order 2
+        "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",  # y = p (= 0)
+        "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",  # y = p + 1 (= 1)
+    )
+)
+"""Encodings of the points of order 1, 2, 4 and 8 (and the non-canonical ``y = p, p + 1``), as
+libsodium lists them, with the sign bit clear; an encoding is small-order if it equals one of
+these once its top bit is cleared."""
+
+_SMALL_ORDER = frozenset(SMALL_ORDER_ENCODINGS)
+
+
+def _is_canonical(encoding: bytes) -> bool:
+    """Whether the y coordinate of a point encoding is below p (libsodium's
+    ``ge25519_is_canonical``)."""
+    return int.from_bytes(encoding, "little") & _Y_MASK < _P
+
+
+def _has_small_order(encoding: bytes) -> bool:
+    """libsodium's ``ge25519_has_small_order``: the encoding, sign bit cleared, is listed."""
+    return encoding[:31] + bytes([encoding[31] & 0x7F]) in _SMALL_ORDER
+
+
+def _decode_point(encoding: bytes) -> tuple[int, int] | None:
+    """The affine point of a canonical encoding (RFC 8032, 5.1.3), or ``None``."""
+    y = int.from_bytes(encoding, "little") & _Y_MASK
+    sign = encoding[31] >> 7
+    if y >= _P:
+        return None
+    u = (y * y - 1) % _P
+    v = (_D * y * y + 1) % _P
+    x = u * pow(v, 3, _P) * pow(u * pow(v, 7, _P), (_P - 5) // 8, _P) % _P
+    check = v * x * x % _P
+    if check == (-u) % _P:
+        x = x * _SQRT_M1 % _P
+    elif check != u:
+        return None  # no square root: not on the curve
+    if x == 0 and sign:
+        return None
+    if x & 1 != sign:
+        x = _P - x
+    return x, y
+
+
+def _times_eight_is_identity(x: int, y: int) -> bool:
+    """Whether ``[8](x, y)`` is the neutral point: three doublings in extended coordinates
+    (dbl-2008-hwcd, a = -1)."""
+    px, py, pz = x, y, 1
+    for _ in range(3):
+        a, b, c = px * px % _P, py * py % _P, 2 * pz * pz % _P
+        h = (a + b) % _P
+        e = (h - (px + py) * (px + py)) % _P
+        g = (a - b) % _P
+        f = (c + g) % _P
+        px, py, pz = e * f % _P, g * h % _P, f * g % _P
+    return px == 0 and py == pz
+
+
+@functools.lru_cache(maxsize=1024)
+def _acceptable_key(public_bytes: bytes) -> bool:
+    if not _is_canonical(public_bytes) or _has_small_order(public_bytes):
+        return False
+    point = _decode_point(public_bytes)
+    return point is not None and not _times_eight_is_identity(*point)
+
+
+def is_acceptable_public_key(key: object) -> bool:
+    """Whether ``key`` may stand for a player: 32 bytes encoding a point of the curve, canonical
+    (``y < p``) and not of small order. Never raises (a key comes straight off the wire).
+
+    A small-order key is refused because anyone can forge its signatures (see the module
+    docstring); a non-canonical one because two encodings of one key would be two players.
+    """
+    return isinstance(key, bytes) and len(key) == PUBLIC_KEY_SIZE and _acceptable_key(bytes(key))
+
+
+# -- signatures ------------------------------------------------------------------------------
+
+
+def is_valid_kind(kind: object) -> bool:
+    """Whether ``kind`` is a signature tag: 1 to 32 characters of ``[a-z0-9/_-]``."""
+    return isinstance(kind, str) and _KIND.fullmatch(kind) is not None
+
+
+def signing_input(kind: str, data: bytes) -> bytes:
+    """The bytes a signature of ``kind`` over ``data`` covers:
+    ``b"moska-p2p/v2/" + kind + b"\\0" + data``.
+
+    :class:`ValueError` for a ``kind`` that is not 1 to 32 characters of ``[a-z0-9/_-]``: the
+    tag ends at the NUL, so it cannot contain one, and a fixed alphabet keeps tags readable.
+
+    >>> signing_input("move", b"\\x01")
+    b'moska-p2p/v2/move\\x00\\x01'
+    """
+    if not is_valid_kind(kind):
+        raise ValueError(f"a signature kind is 1 to {MAX_KIND} of [a-z0-9/_-], got {kind!r}")
+    return b"".join((DOMAIN, kind.encode("ascii"), b"\0", data))
+
+
+@functools.lru_cache(maxsize=256)
+def _public_key(public_bytes: bytes) -> Ed25519PublicKey:
+    # A game has at most six keys and verifies thousands of messages: parse each key once.
+    return Ed25519PublicKey.from_public_bytes(public_bytes)
+
+
+def verify(public_bytes: bytes, kind: str, data: bytes, signature: bytes) -> bool:
+    """Whether ``signature`` is ``public_bytes``' strict Ed25519 signature of ``kind`` over
+    exactly ``data`` (see :func:`signing_input` and the module docstring).
+
+    Never raises: a malformed key, kind or signature is just "not valid", because all four
+    arguments may come straight off the wire and the caller's only question is whether to trust
+    the message.
+    """
+    if (
+        not isinstance(signature, bytes)
+        or len(signature) != SIGNATURE_SIZE
+        or not isinstance(data, bytes | bytearray | memoryview)
+        or not is_valid_kind(kind)
+        or not is_acceptable_public_key(public_bytes)
+    ):
+        return False
+    r = signature[:32]
+    if not _is_canonical(r) or _has_small_order(r):
+        return False
+    if int.from_bytes(signature[32:], "little") >= _L:
+        return False  # OpenSSL refuses it too; said here so that it never depends on a version
+    try:
+        _public_key(public_bytes).verify(signature, signing_input(kind, bytes(data)))
+    except (InvalidSignature, ValueError, TypeError):
+        return False
+    return True
+
+
+# -- fingerprints ----------------------------------------------------------------------------
+
+
+def fingerprint_of(public_bytes: bytes) -> str:
+    """A name for a public key that people can read aloud and compare, e.g.
+    ``3F9A-11C2-7B04-E9D1``.
+
+    The first 8 bytes (64 bits) of SHA-256 of the raw key, upper-case hex in four groups of
+    four. Finding another key with the same fingerprint takes about 2**64 tries: out of reach,
+    so comparing fingerprints out of band (read aloud, ``moska join --expect``) is a real check.
+    """
+    digest = hashlib.sha256(public_bytes).digest()[:FINGERPRINT_BYTES].hex().upper()
+    return "-".join(digest[i : i + 4] for i in range(0, len(digest), 4))
+
+
+def parse_fingerprint(text: str) -> str:
+    """A fingerprint as a person may type it (any case, dashes, spaces or colons, or none),
+    in the canonical form of :func:`fingerprint_of`; :class:`ValueError` unless it has all
+    16 hex digits (a shorter prefix would be a much weaker check).
+
+    >>> parse_fingerprint("3f9a 11c2:7b04e9d1")
+    '3F9A-11C2-7B04-E9D1'
+    """
+    digits = re.sub(r"[\s:\-]", "", text).upper()
+    if not re.fullmatch(rf"[0-9A-F]{{{2 * FINGERPRINT_BYTES}}}", digits):
+        raise ValueError(
+            f"{text!r} is not a fingerprint: 16 hex digits in four groups, e.g. 3F9A-11C2-7B04-E9D1"
+        )
+    return "-".join(digits[i : i + 4] for i in range(0, len(digits), 4))
+
+
+# -- the key and its file --------------------------------------------------------------------
 
 
 def default_identity_path() -> Path:
@@ -67,43 +291,32 @@ def default_identity_path() -> Path:
     return base / _APP_DIR / _FILE_NAME
 
 
-def fingerprint_of(public_bytes: bytes) -> str:
-    """A short name for a public key that people can read aloud and compare, e.g. ``3F9A-11C2``.
-
-    The first 4 bytes of SHA-256 of the raw key, upper-case hex in two groups. It is for telling
-    the players at one table apart and spotting a surprise; 32 bits can be ground by a determined
-    attacker, so it is no substitute for comparing the whole key when that matters.
-    """
-    digest = hashlib.sha256(public_bytes).digest()[:4].hex().upper()
-    return f"{digest[:4]}-{digest[4:]}"
-
-
-@functools.lru_cache(maxsize=256)
-def _public_key(public_bytes: bytes) -> Ed25519PublicKey:
-    # A game has at most six keys and verifies thousands of messages: parse each key once.
-    return Ed25519PublicKey.from_public_bytes(public_bytes)
-
-
-def verify(public_bytes: bytes, data: bytes, signature: bytes) -> bool:
-    """Whether ``signature`` is ``public_bytes``' Ed25519 signature over exactly ``data``.
-
-    Never raises: a malformed key or a signature of the wrong length is just "not valid", because
-    all three arguments come straight off the wire and the caller's only question is whether to
-    trust the message.
-    """
-    if (
-        not isinstance(public_bytes, bytes)
-        or len(public_bytes) != PUBLIC_KEY_SIZE
-        or not isinstance(signature, bytes)
-        or len(signature) != SIGNATURE_SIZE
-        or not isinstance(data, bytes | bytearray | memoryview)
-    ):
-        return False
+def check_key_directory(directory: StrPath) -> None:
+    """:class:`IdentityError` if ``directory`` (that holds or will hold a key) may be written by
+    group or others: they could replace the key file with theirs. Nothing on Windows."""
+    if os.name != "posix":
+        return
+    folder = Path(directory)
     try:
-        _public_key(public_bytes).verify(signature, data)
-    except (InvalidSignature, ValueError, TypeError):
-        return False
-    return True
+        mode = stat.S_IMODE(folder.stat().st_mode)
+    except FileNotFoundError:
+        return
+    if mode & 0o022:
+        raise IdentityError(
+            f"the key directory {folder} is writable by others (mode {mode:04o}), who could"
+            f" replace your key; make it yours alone with: chmod 700 {folder}"
+        )
+
+
+def _check_key_file(path: Path, fd: int) -> None:
+    if os.name != "posix":
+        return
+    mode = stat.S_IMODE(os.fstat(fd).st_mode)
+    if mode & 0o077:
+        raise IdentityError(
+            f"the key file {path} is accessible by others (mode {mode:04o}); a private key must"
+            f" be readable by you alone: chmod 600 {path}"
+        )
 
 
 class Identity:
@@ -144,12 +357,13 @@ class Identity:
 
     @property
     def fingerprint(self) -> str:
-        """This identity's short readable name; see :func:`fingerprint_of`."""
+        """This identity's readable name; see :func:`fingerprint_of`."""
         return fingerprint_of(self._public_bytes)
 
-    def sign(self, data: bytes) -> bytes:
-        """The 64-byte Ed25519 signature over exactly ``data`` (deterministic)."""
-        return self._key.sign(data)
+    def sign(self, kind: str, data: bytes) -> bytes:
+        """The 64-byte Ed25519 signature of ``kind`` over exactly ``data``, i.e. over
+        :func:`signing_input` (deterministic); :class:`ValueError` for a bad ``kind``."""
+        return self._key.sign(signing_input(kind, data))
 
     def __repr__(self) -> str:
         return f"Identity(fingerprint={self.fingerprint!r})"
@@ -209,13 +423,24 @@ class Identity:
         """Read an identity saved by :meth:`save`.
 
         Raises :class:`FileNotFoundError` (naming the path) when there is no file, and
-        :class:`IdentityError` when the file is not an unencrypted Ed25519 private key in PEM.
+        :class:`IdentityError` when the file is not an unencrypted Ed25519 private key in PEM,
+        when group or others may access it (``chmod 600``), or when its directory is writable
+        by them (``chmod 700``): the message names the file and the command that fixes it.
         """
         source = Path(path)
         try:
-            data = source.read_bytes()
+            fd = os.open(source, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         except FileNotFoundError:
             raise FileNotFoundError(f"no identity file at {source}") from None
+        try:
+            _check_key_file(source, fd)
+            with os.fdopen(fd, "rb") as handle:
+                fd = -1
+                data = handle.read()
+        finally:
+            if fd >= 0:
+                os.close(fd)
+        check_key_directory(source.parent)
         try:
             return cls.from_pem(data)
         except IdentityError as exc:
@@ -244,13 +469,14 @@ def load_or_create(path: StrPath | None = None) -> Identity:
     generated and saved there on first use.
 
     A malformed existing file is an error, never silently replaced: it may be the only copy of a
-    key other players know.
+    key other players know. A directory others may write is refused before a key is put there.
     """
     target = Path(path) if path is not None else default_identity_path()
     try:
         return Identity.load(target)
     except FileNotFoundError:
         pass
+    check_key_directory(target.parent)
     identity = Identity.generate()
     try:
         identity.save(target)

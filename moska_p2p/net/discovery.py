@@ -11,12 +11,13 @@ A UDP beacon rather than DNS-SD/mDNS: no dependency, plain trio sockets, and one
 everything a table list shows.
 
 **Datagram.** One signed frame, exactly as on a connection (:func:`~moska_p2p.protocol.frames.
-signed_frame`: a length prefix, then ``[payload, signature]``), whose payload is a map with the
-key ``"moska-table"`` (the announcement format, 1), which no game or lobby message has:
+signed_frame`: a length prefix, then ``[kind, payload, signature]``) of the kind ``beacon``
+(its payload capped at 1 KiB, its signature made for that kind only), whose payload is a map
+with the key ``"moska-table"`` (the announcement format, 1):
 
 ``key``      the host's public key; the signature is checked against it, so the fingerprint a
-             listener shows is verified (a datagram with a bad signature is dropped, like any
-             malformed one)
+             listener shows is verified (a datagram with a bad signature, or a key that cannot
+             be a player's, is dropped, like any malformed one)
 ``name``     the host's name (at most 40 characters, shown with control characters replaced)
 ``preset``, ``players``, ``options``, ``timeout``, ``version``
              the table's settings (``version`` is the protocol version)
@@ -52,9 +53,16 @@ from dataclasses import dataclass
 
 import trio
 
-from ..crypto.identity import PUBLIC_KEY_SIZE, Identity, fingerprint_of, verify
+from ..crypto.identity import (
+    PUBLIC_KEY_SIZE,
+    Identity,
+    fingerprint_of,
+    is_acceptable_public_key,
+    verify,
+)
 from ..protocol.config import PROTOCOL_VERSION, TableConfig
 from ..protocol.frames import (
+    BEACON,
     LENGTH_SIZE,
     Field,
     FrameError,
@@ -228,7 +236,7 @@ def announcement(
         "seq": seq,
         "open": open,
     }
-    return signed_frame(identity, body)
+    return signed_frame(identity, BEACON, body)
 
 
 @dataclass(frozen=True)
@@ -291,14 +299,20 @@ def parse_announcement(data: bytes, address: str) -> FoundTable:
         raise FrameError(f"a datagram of {len(data)} bytes is no announcement")
     if int.from_bytes(data[:LENGTH_SIZE], "big") != len(data) - LENGTH_SIZE:
         raise FrameError("the length prefix does not match the datagram")
-    payload, signature = open_frame(bytes(data[LENGTH_SIZE:]))
-    obj = unpack(payload)
+    kind, payload, signature = open_frame(bytes(data[LENGTH_SIZE:]))
+    if kind != BEACON:
+        raise FrameError(f"a {kind} frame is no table announcement")
+    obj = unpack(payload)  # at most 1 KiB (open_frame checked the cap): bounded
     if not isinstance(obj, dict) or TAG not in obj:
         raise FrameError("not a table announcement")
+    if len(obj) > 32:
+        raise FrameError("an announcement with too many fields")
     fields = check_fields(obj, _SPEC, allow_extra=True)
     key = fields["key"]
     assert isinstance(key, bytes)
-    if not verify(key, payload, signature):
+    if not is_acceptable_public_key(key):
+        raise FrameError("an announcement from a key that cannot be a player's")
+    if not verify(key, BEACON, payload, signature):
         raise FrameError("an announcement with a bad signature")
     options = fields["options"]
     assert isinstance(options, dict)

@@ -8,12 +8,23 @@ The session decides everything; this module only moves bytes and keeps time:
   sends every joiner a signed ``start`` (settings and roster with addresses, in joining order).
   The host is no authority: it relays nothing it could alter (game frames are signed by their
   authors), and the sessions check that every peer got the same settings and roster.
-* **Mesh.** The later peer in the roster dials the earlier one and proves its key with a signed
-  ``link`` that answers the listener's fresh nonce; the joiner's lobby connection to the host
-  becomes their game link. Every link starts with a ``sync`` both ways, so a frame sent while a
-  link was down is never lost: the other side asks for it.
+* **Mesh.** The later peer in the roster dials the earlier one; both prove their keys with a
+  mutual challenge-response (a ``link`` answered by a ``welcome``, see :mod:`.wire`); the
+  joiner's lobby connection to the host becomes their game link. Every link starts with a
+  ``sync`` both ways, so a frame sent while a link was down is never lost: the other side asks
+  for it.
+* **Strangers.** Until the other end has proved its key, a connection may send frames of a few
+  KiB only, must finish its handshake within :attr:`NodeOptions.handshake_timeout`, and counts
+  against a cap on unauthenticated connections (in all, and per address); a connection beyond
+  the caps is closed at once. Accept errors (out of file descriptors) are logged once per burst
+  and backed off, and shed the oldest unauthenticated connection: the game goes on.
+* **Trust on first use.** With :attr:`NodeOptions.known_peers` the host and the joiners check
+  the table's names against the keys they had at this host before (:mod:`.known`), and refuse
+  a changed key loudly; ``expect`` (``join --expect``) checks the host's key out of band.
 * **Time.** A ticker calls ``session.tick`` every :data:`TICK` seconds, so a peer that stops
-  answering ends the game with a timeout verdict; every network wait has a bound.
+  answering ends the game with a timeout verdict; every network wait has a bound. A gap between
+  two ticks over :data:`MAX_TICK_GAP` is this peer's own suspension, not anyone's silence: the
+  session (``max_tick_gap``) starts counting again.
 * **Failures.** Whatever goes wrong on one connection closes that connection and is logged; the
   later peer redials with backoff. A peer that crashes and is started again resumes from the
   files of :mod:`.persist` and catches up through the ``sync`` exchange.
@@ -29,6 +40,7 @@ The session decides everything; this module only moves bytes and keeps time:
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import math
@@ -43,29 +55,36 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import trio
 
 from ..bots.api import Bot, Event, GameResult
-from ..crypto.identity import Identity, fingerprint_of
+from ..crypto.identity import Identity, fingerprint_of, parse_fingerprint
 from ..engine import IllegalMove, Move, View
 from ..engine.moves import parse_move
 from ..protocol import verdict as v
-from ..protocol.config import ConfigError, TableConfig, table_id
+from ..protocol.config import ConfigError, TableConfig, lobby_id, table_id
 from ..protocol.frames import FrameError
 from ..protocol.session import LocalError, PeerSession, drbg
 from ..protocol.transcript import Report, verify_transcript
+from .known import KnownPeers, KnownPeersError
 from .link import Link
 from .persist import SavedGame, SaveError, TranscriptFile, read_frames
 from .wire import (
     BYE,
+    DIALER,
     HI,
     JOIN,
     LINK,
+    LISTENER,
     MAX_NAME,
     REFUSE,
     START,
     SYNC,
+    WELCOME,
+    ClosedError,
     Entry,
     FrameStream,
     HandshakeError,
     NetMessage,
+    check_link_proof,
+    link_proof,
     net_frame,
 )
 
@@ -77,11 +96,37 @@ log = logging.getLogger("moska_p2p.net")
 TICK = 0.5
 """Seconds between two ``session.tick`` calls."""
 
+MAX_TICK_GAP = 6 * TICK
+"""A longer gap between two ticks is taken for a suspension of this peer (SIGSTOP, a laptop
+lid), not for anyone's silence (issue 11 item 7)."""
+
 MIN_BACKOFF = 0.05
 MAX_BACKOFF = 1.0
 """Redial delays: doubling from the first to the last, so a restarted peer is found fast."""
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+
+MAX_PENDING = 16
+"""Connections at most that have not proved their key yet (a game needs a handful)."""
+
+MAX_PENDING_PER_ADDRESS = 4
+"""Of those, at most this many from one address."""
+
+HANDSHAKE_TIMEOUT = 5.0
+"""Seconds a connection to our port has to prove its key."""
+
+ACCEPT_BACKOFF = (0.05, 1.0)
+"""First and last delay after a failed accept (doubling): out of descriptors, we wait."""
+
+ACCEPT_QUIET = 10.0
+"""Seconds without a failed accept that end a burst of them (one warning per burst)."""
+
+_RESOURCE_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+try:  # imported now: at the end of a game the descriptors may be exhausted
+    import resource as _resource
+except ImportError:  # pragma: no cover - not on Unix
+    _resource = None  # type: ignore[assignment]
 
 
 def _echo(text: str) -> None:
@@ -107,6 +152,10 @@ class NodeOptions:
     stats: Path | None = None  # write timing and traffic figures here (JSON) at the end
     announce: bool = False  # a host announces its open table on the LAN (.discovery)
     person: TerminalPlayer | None = None  # the seat is played at the terminal (also ``bot``)
+    known_peers: Path | None = None  # trust on first use (.known); None: no check
+    handshake_timeout: float = HANDSHAKE_TIMEOUT  # a stranger's time to prove its key
+    max_pending: int = MAX_PENDING  # unauthenticated connections at most...
+    max_pending_per_address: int = MAX_PENDING_PER_ADDRESS  # ...and from one address
 
 
 @dataclass
@@ -127,6 +176,8 @@ class Stats:
     bytes_out: int = 0
     max_rss_kb: int = 0
     code: int = -1
+    accept_errors: int = 0  # accepts that failed (out of descriptors...)
+    refused_connections: int = 0  # closed at once: over the caps on unauthenticated ones
 
 
 @dataclass
@@ -146,7 +197,7 @@ class _Lobby:
     """The host's side of the lobby."""
 
     config: TableConfig
-    joined: dict[bytes, tuple[Entry, object]] = field(default_factory=dict)
+    joined: dict[bytes, tuple[Entry, trio.CancelScope]] = field(default_factory=dict)
     roster: tuple[Entry, ...] | None = None
     start_frame: bytes = b""
     full: trio.Event = field(default_factory=trio.Event)
@@ -183,6 +234,8 @@ class Node:
         self._nursery: trio.Nursery | None = None
         self._table_id = b""
         self._names: dict[bytes, str] = {}
+        self._admission = _Admission(options.max_pending, options.max_pending_per_address)
+        self._quiet = _Quiet()
         # A person at the terminal: what to show, and who has the screen.
         self._shown_send, self._shown = trio.open_memory_channel[Event | GameResult](math.inf)
         self._screen = trio.Lock()
@@ -231,11 +284,12 @@ class Node:
         host: str,
         port: int,
         *,
-        expect: bytes | None = None,
+        expect: bytes | str | None = None,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> Outcome:
         """Join the table at ``host:port``, wait for it to fill, play it out. ``expect``: the
-        host key that must answer there (the key that announced the table on the LAN)."""
+        host key that must answer there (the key that announced the table on the LAN, 32
+        bytes), or its full fingerprint (``join --expect``)."""
         listeners = await self._listen(self.o.listen_port)
         task_status.started(self.port)
 
@@ -244,7 +298,15 @@ class Node:
             with self._lobby_scope:
                 try:
                     entered = await self._enter_lobby(host, port, expect)
-                except (OSError, trio.TooSlowError, HandshakeError, FrameError, ConfigError) as e:
+                except (
+                    OSError,
+                    trio.TooSlowError,
+                    trio.BrokenResourceError,
+                    HandshakeError,
+                    FrameError,
+                    ConfigError,
+                    KnownPeersError,
+                ) as e:
                     reason = _reason(e)
                     if isinstance(e, trio.TooSlowError):
                         reason = "no answer in time (the table did not fill, or no host there)"
@@ -335,6 +397,10 @@ class Node:
             )
             # What happened before the crash was printed then; frames go out through sync.
             outputs = [o for o in replayed if isinstance(o, v.Seated | v.Finished | v.Stopped)]
+        if hasattr(session, "max_tick_gap"):
+            # Our own clock jumping this far between two ticks means this process was not
+            # running (suspended): the session restarts its count instead of blaming anyone.
+            session.max_tick_gap = MAX_TICK_GAP
         self.ready.set()
         self._nursery.start_soon(self._ticker)
         self._nursery.start_soon(self._play_bot)
@@ -554,6 +620,9 @@ class Node:
     async def _play_out(self) -> None:
         """Wait for the end, report it, close the links politely."""
         await self.over.wait()
+        # Strangers are of no use now; their descriptors may be needed to check the transcript.
+        self._admission.shed(len(self._admission.pending))
+        self._admission.total = self._admission.configured = min(self._admission.total, 2)
         if self.o.person is not None:
             with trio.move_on_after(5.0):  # the last table first, then the result under it
                 await self._screen_done.wait()
@@ -614,7 +683,10 @@ class Node:
             self.stats.code = outcome.code
             self.stats.seat = self.session.my_seat if self.session else -1
             self.stats.max_rss_kb = _peak_rss_kb()
-            self.o.stats.write_text(json.dumps(asdict(self.stats)) + "\n")
+            try:
+                self.o.stats.write_text(json.dumps(asdict(self.stats)) + "\n")
+            except OSError as error:  # out of descriptors, a full disk: the game is still over
+                log.warning("cannot write the statistics to %s: %s", self.o.stats, error)
 
     def _result(self) -> Outcome:
         assert self.outcome is not None
@@ -628,49 +700,145 @@ class Node:
         return listeners
 
     async def _serve(self, listeners: list[trio.SocketListener]) -> None:
-        await trio.serve_listeners(self._accept, listeners)
+        """Accept connections on every listener (our own loop, not ``trio.serve_listeners``:
+        an accept error is logged once per burst and backed off, never a traceback each)."""
+        async with trio.open_nursery() as nursery:
+            for listener in listeners:
+                nursery.start_soon(self._accept_loop, listener, nursery)
 
-    async def _accept(self, stream: trio.SocketStream) -> None:
+    async def _accept_loop(
+        self, listener: trio.abc.Listener[trio.SocketStream], nursery: trio.Nursery
+    ) -> None:
+        """Accept, admit (or close at once) and hand each connection to :meth:`_accept`.
+
+        A failed accept (out of descriptors: EMFILE) is logged once per burst (a burst ends
+        after :data:`ACCEPT_QUIET` s without failures), backed off (doubling), and sheds the
+        oldest unauthenticated connection while lowering their cap to what the descriptors
+        allow; the cap comes back when the burst ends. Game links never need a new descriptor.
+        """
+        delay = ACCEPT_BACKOFF[0]
+        burst = 0  # failures in the current burst
+        last_failure = -math.inf
+        async with listener:
+            while True:
+                try:
+                    stream = await listener.accept()
+                except (trio.ClosedResourceError, trio.BrokenResourceError):
+                    return
+                except OSError as error:
+                    now = trio.current_time()
+                    self.stats.accept_errors += 1
+                    if now - last_failure > ACCEPT_QUIET:
+                        burst = 0
+                    burst += 1
+                    last_failure = now
+                    if burst == 1:
+                        log.warning(
+                            "cannot accept connections on port %d: %s; backing off, and"
+                            " closing connections that have not proved their key (the game"
+                            " goes on; this is said once per burst)",
+                            self.port,
+                            error.strerror or error,
+                        )
+                    if error.errno in _RESOURCE_ERRNOS:
+                        self._admission.squeeze()  # strangers' descriptors, never a game link
+                    await trio.sleep(delay)
+                    delay = min(delay * 2, ACCEPT_BACKOFF[1])
+                    continue
+                delay = ACCEPT_BACKOFF[0]
+                if burst and trio.current_time() - last_failure > ACCEPT_QUIET:
+                    log.info("accepting connections again (%d accepts failed)", burst)
+                    burst = 0
+                    self._admission.relax()
+                try:
+                    where = "{}:{}".format(*stream.socket.getpeername()[:2])
+                except OSError:
+                    where = "an unknown address"
+                address = where.rpartition(":")[0] or where
+                ticket = self._admission.admit(address)
+                if ticket is None:
+                    self.stats.refused_connections += 1
+                    self._quiet.warning(
+                        "refused connections from %s: too many that have not proved their key"
+                        " (at most %d, %d per address)",
+                        address,
+                        self._admission.total,
+                        self._admission.per_address,
+                    )
+                    await trio.aclose_forcefully(stream)
+                    continue
+                nursery.start_soon(self._accept, stream, where, ticket)
+
+    async def _accept(self, stream: trio.SocketStream, where: str, ticket: _Ticket) -> None:
         """A connection to our port: a joiner (host only) or a later peer. Whatever it does,
         only this connection is at stake."""
         try:
-            where = "{}:{}".format(*stream.socket.getpeername()[:2])
-        except OSError:
-            where = "an unknown address"
-        try:
-            await self._handshake_in(FrameStream(stream), where.rpartition(":")[0])
+            with ticket.scope:
+                await self._handshake_in(FrameStream(stream), where.rpartition(":")[0], ticket)
+            if ticket.scope.cancelled_caught:
+                self._quiet.warning(
+                    "closed a connection from %s: shed, to free a descriptor", where
+                )
         except Exception as error:
-            log.warning("closed a connection from %s: %s", where, _reason(error))
+            self._quiet.warning("closed a connection from %s: %s", where, _reason(error))
         finally:
+            ticket.release()
             await trio.aclose_forcefully(stream)
 
-    async def _handshake_in(self, fs: FrameStream, address: str) -> None:
+    async def _handshake_in(self, fs: FrameStream, address: str, ticket: _Ticket) -> None:
+        """Our side of a connection to our port: a ``hi`` with a fresh nonce, the dialer's
+        ``join`` or ``link`` with its proof of key, our ``welcome`` with ours (see
+        :mod:`.wire`); then the connection is a lobby seat or a game link."""
         nonce = secrets.token_bytes(32)
         hello: dict[str, Any] = {"nonce": nonce, "name": self.o.name[:MAX_NAME]}
         lobby = self._lobby
         if lobby is not None:
             hello["config"] = lobby.config.to_wire()
-        with trio.fail_after(self.o.connect_timeout):
+        with trio.fail_after(self.o.handshake_timeout):
             await fs.send(net_frame(self.identity, HI, hello))
             msg = await fs.receive_net(JOIN, LINK)
-        if msg.body["answer"] != nonce:
-            raise HandshakeError("a signed answer to another challenge")
         if msg.kind == JOIN:
             if lobby is None:
                 await self._refuse(fs, "this peer is not the host of a table")
-            await self._lobby_join(fs, msg, address)
-            return
-        with trio.move_on_after(self.o.connect_timeout):
-            await self.ready.wait()
-        saved = self.saved
-        if saved is None:
-            await self._refuse(fs, "this peer has no game yet")
-        if msg.body["table"] != self._table_id:
-            await self._refuse(fs, "this peer plays another table")
-        index = next((i for i, e in enumerate(saved.roster) if e.key == msg.key), -1)
-        if index <= saved.me:
-            await self._refuse(fs, "only a later peer of the table dials this one")
-        await self._serve_link(msg.key, fs)
+            table = lobby_id(lobby.config)
+        else:
+            with trio.move_on_after(self.o.connect_timeout):
+                await self.ready.wait()  # a joiner may be dialed before it has the start
+            if self.saved is None:
+                await self._refuse(fs, "this peer has no game yet")
+            table = self._table_id
+        with trio.fail_after(self.o.handshake_timeout):
+            if msg.body["table"] != table:
+                await self._refuse(fs, "that is another table")
+            dialer_nonce = msg.body["nonce"]
+            parts = (table, msg.key, self.me, dialer_nonce, nonce)
+            if not check_link_proof(msg.body["proof"], *parts, DIALER):
+                await self._refuse(fs, "a proof of key that does not answer this connection")
+            entry: Entry | None = None
+            if msg.kind == JOIN:
+                entry = self._joiner_entry(msg, table)
+                if entry is None:
+                    await self._refuse(fs, "a roster entry that its key did not sign")
+            else:
+                saved = self.saved
+                assert saved is not None
+                index = next((i for i, e in enumerate(saved.roster) if e.key == msg.key), -1)
+                if index <= saved.me:
+                    await self._refuse(fs, "only a later peer of the table dials this one")
+            proof = link_proof(self.identity, *parts, LISTENER)
+            await fs.send(net_frame(self.identity, WELCOME, {"proof": proof}))
+        fs.authenticated()
+        ticket.release()
+        if entry is not None:
+            await self._lobby_join(fs, msg, entry, address)
+        else:
+            await self._serve_link(msg.key, fs)
+
+    def _joiner_entry(self, msg: NetMessage, lobby: bytes) -> Entry | None:
+        """The roster entry a ``join`` carries, if its key signed it (and it names a place)."""
+        body = msg.body
+        entry = Entry(msg.key, body["name"], body["host"], body["port"], body["sig"])
+        return entry if entry.host and entry.verify(lobby) else None
 
     async def _refuse(self, fs: FrameStream, reason: str) -> NoReturn:
         """Tell the other side why, then end this connection (raises)."""
@@ -739,6 +907,9 @@ class Node:
             delay = min(delay * 2, MAX_BACKOFF)
 
     async def _dial(self, host: str, port: int, key: bytes) -> FrameStream:
+        """Open a game link to the earlier peer ``key`` at ``host:port``: its ``hi``, our
+        ``link`` with our proof, its ``welcome`` with its proof over our fresh nonce (a
+        replayed ``hi`` cannot give that)."""
         with trio.fail_after(self.send_timeout):
             stream = await trio.open_tcp_stream(host, port)
             try:
@@ -746,54 +917,90 @@ class Node:
                 hi = await fs.receive_net(HI)
                 if hi.key != key:
                     raise HandshakeError("another key answers at that address")
-                body = {"answer": hi.body["nonce"], "table": self._table_id}
-                await fs.send(net_frame(self.identity, LINK, body))
+                await self._prove(fs, LINK, self._table_id, key, hi.body["nonce"], {})
             except BaseException:
                 await trio.aclose_forcefully(stream)
                 raise
         return fs
 
+    async def _prove(
+        self,
+        fs: FrameStream,
+        kind: str,
+        table: bytes,
+        listener: bytes,
+        listener_nonce: bytes,
+        extra: dict[str, Any],
+    ) -> None:
+        """The dialer's half of the challenge-response: send ``kind`` (``join``/``link``) with
+        our nonce and proof, then check the listener's ``welcome``; the stream is then
+        authenticated (HandshakeError if it is not)."""
+        nonce = secrets.token_bytes(32)
+        parts = (table, self.me, listener, nonce, listener_nonce)
+        body = {"nonce": nonce, "table": table, "proof": link_proof(self.identity, *parts, DIALER)}
+        await fs.send(net_frame(self.identity, kind, {**body, **extra}))
+        welcome = await fs.receive_net(WELCOME)
+        if welcome.key != listener or not check_link_proof(welcome.body["proof"], *parts, LISTENER):
+            raise HandshakeError(
+                "the peer at that address did not prove its key for this connection"
+                " (a replayed hi?)"
+            )
+        fs.authenticated()
+
     # ------------------------------------------------------------------ lobby
 
-    async def _enter_lobby(
-        self, host: str, port: int, expect: bytes | None = None
-    ) -> tuple[FrameStream, SavedGame]:
-        """Dial the host (retrying while it is not up yet), accept its table, wait for the
-        start; returns the connection (our game link to the host) and the table."""
-        with trio.fail_after(self.o.connect_timeout):
-            delay = MIN_BACKOFF
-            while True:
-                try:
+    async def _reach_host(
+        self, host: str, port: int, deadline: float
+    ) -> tuple[FrameStream, NetMessage]:
+        """Dial the host and read its ``hi``, retrying until ``deadline`` while it is not up
+        yet or closes before speaking (a full queue of strangers at its door)."""
+        delay = MIN_BACKOFF
+        while True:
+            stream: trio.SocketStream | None = None
+            try:
+                with trio.fail_at(deadline):
                     stream = await trio.open_tcp_stream(host, port)
-                    break
-                except OSError:
-                    await trio.sleep(delay)
-                    delay = min(delay * 2, MAX_BACKOFF)
-        fs = FrameStream(stream)
+                    fs = FrameStream(stream)
+                    hi = await fs.receive_net(HI)
+                return fs, hi
+            except (OSError, trio.BrokenResourceError, ClosedError) as error:
+                if stream is not None:
+                    await trio.aclose_forcefully(stream)
+                if trio.current_time() + delay >= deadline:
+                    raise trio.TooSlowError from error
+            except BaseException:
+                if stream is not None:
+                    await trio.aclose_forcefully(stream)
+                raise
+            await trio.sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF)
+
+    async def _enter_lobby(
+        self, host: str, port: int, expect: bytes | str | None = None
+    ) -> tuple[FrameStream, SavedGame]:
+        """Dial the host (retrying while it is not up yet), accept its table, prove our key and
+        check its, wait for the start; returns the connection (our game link to the host) and
+        the table."""
+        deadline = trio.current_time() + self.o.connect_timeout
+        fs, hi = await self._reach_host(host, port, deadline)
+        stream = fs.stream
         try:
-            with trio.fail_after(self.o.connect_timeout):
-                hi = await fs.receive_net(HI)
             if "config" not in hi.body:
                 raise HandshakeError("the peer at that address is not the host of a table")
-            if expect is not None and hi.key != expect:
-                raise HandshakeError(
-                    f"{fingerprint_of(hi.key)} answers there, not {fingerprint_of(expect)},"
-                    " which announced the table"
-                )
+            _check_expected(hi.key, expect)
             config = TableConfig.from_wire(hi.body["config"])
             host_name = _printable(str(hi.body["name"])[:MAX_NAME])
             self.o.echo(
                 f"table at {host}:{port}: {config.preset} for {config.players} players,"
                 f" opened by {host_name} ({fingerprint_of(hi.key)}); timeout {config.timeout:g} s"
             )
-            join = {
-                "name": self.o.name[:MAX_NAME],
-                "port": self.port,
-                "answer": hi.body["nonce"],
-                "table": config.table_nonce,
-            }
+            lobby = lobby_id(config)
+            entry = Entry.sign(
+                self.identity, lobby, self.o.name, self._my_host(fs.stream), self.port
+            )
+            join = {"name": entry.name, "host": entry.host, "port": entry.port, "sig": entry.sig}
             with trio.fail_after(self.o.connect_timeout):
-                await fs.send(net_frame(self.identity, JOIN, join))
+                await self._prove(fs, JOIN, lobby, hi.key, hi.body["nonce"], join)
             self.o.echo(
                 f"joined; waiting for the table to fill (listening on {self.o.bind}:{self.port}"
                 " for the other players)"
@@ -809,6 +1016,17 @@ class Node:
         saved = SavedGame(self.o.transcript, secret, config, roster, me, self.o.name, (host, port))
         return fs, saved
 
+    def _my_host(self, stream: trio.abc.Stream) -> str:
+        """The address the others should dial us at: ``--bind`` when it names one, else the
+        local address of our connection to the host (the interface on its network)."""
+        if self.o.bind not in ("", "0.0.0.0", "::"):
+            return self.o.bind
+        socket = getattr(stream, "socket", None)
+        try:
+            return str(socket.getsockname()[0]) if socket is not None else "127.0.0.1"
+        except OSError:
+            return "127.0.0.1"
+
     def _check_start(
         self, start: NetMessage, host_key: bytes, config: TableConfig
     ) -> tuple[Entry, ...]:
@@ -822,19 +1040,46 @@ class Node:
             raise HandshakeError(f"the roster does not list {config.players} distinct players")
         if keys[0] != host_key:
             raise HandshakeError("the roster does not start with the host")
+        lobby = lobby_id(config)
+        for entry in roster:
+            if not entry.verify(lobby):
+                who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
+                raise HandshakeError(f"the roster entry of {who} is not signed by its key")
         mine = [e for e in roster if e.key == self.me]
         if not mine or mine[0].port != self.port:
             raise HandshakeError("the roster does not list this peer as it joined")
+        self._trust(host_key, roster)
         return roster
 
-    async def _lobby_join(self, fs: FrameStream, msg: NetMessage, address: str) -> None:
-        """The host's side of a ``join``: seat the joiner, wait for the table to fill while
-        watching the connection, then send the start and keep the connection as a game link."""
+    def _known(self) -> KnownPeers | None:
+        path = self.o.known_peers
+        return None if path is None else KnownPeers.load(path)
+
+    def _trust(self, host_key: bytes, roster: Sequence[Entry]) -> None:
+        """Trust on first use: refuse (loudly) a known name with another key at this host's
+        tables, remember the new names (see :mod:`.known`)."""
+        known = self._known()
+        if known is None:
+            return
+        players = [(e.name, e.key) for e in roster]
+        changes = known.check(host_key, players)
+        if changes:
+            for change in changes:
+                self.o.echo(change.message())
+            names = ", ".join(repr(_printable(c.name)) for c in changes)
+            raise HandshakeError(
+                f"a known player's key has changed ({names}; see the warning above)"
+            )
+        known.remember(host_key, players)
+
+    async def _lobby_join(
+        self, fs: FrameStream, msg: NetMessage, entry: Entry, address: str
+    ) -> None:
+        """The host's side of a ``join`` (its proof checked): seat the joiner, wait for the
+        table to fill while watching the connection, then send the start and keep the
+        connection as a game link."""
         lobby = self._lobby
         assert lobby is not None
-        body = msg.body
-        if body["table"] != lobby.config.table_nonce:
-            await self._refuse(fs, "that is another table")
         if lobby.roster is not None:
             if any(e.key == msg.key for e in lobby.roster):  # a joiner that lost the start
                 await self._send_start(fs, msg.key)
@@ -844,9 +1089,25 @@ class Node:
             await self._refuse(fs, "that is the host's own key")
         if msg.key not in lobby.joined and len(lobby.joined) >= lobby.config.players - 1:
             await self._refuse(fs, "the table is full")
-        entry = Entry(msg.key, str(body["name"])[:MAX_NAME], address, int(body["port"]))
-        ticket = object()
-        lobby.joined[msg.key] = (entry, ticket)
+        try:
+            known = self._known()
+        except KnownPeersError as error:
+            await self._refuse(fs, f"the host cannot check known players: {error}")
+        if known is not None:
+            changes = known.check(self.me, [(entry.name, entry.key)])
+            if changes:
+                self.o.echo(changes[0].message())
+                await self._refuse(
+                    fs,
+                    f"the host knows the name {_printable(entry.name)!r} with another key"
+                    f" ({fingerprint_of(changes[0].known)}); pick another name, or ask the"
+                    " host to forget the old key",
+                )
+        seat = trio.CancelScope()
+        previous = lobby.joined.get(msg.key)
+        if previous is not None:
+            previous[1].cancel()  # the same key again: its older connection is closed
+        lobby.joined[msg.key] = (entry, seat)
         count = len(lobby.joined) + 1
         self.o.echo(
             f"{_printable(entry.name)} ({fingerprint_of(entry.key)}) joined from {address}:"
@@ -854,8 +1115,13 @@ class Node:
         )
         if count == lobby.config.players:
             self._seal()
-        if await self._left_before_start(fs):
-            if lobby.roster is None and lobby.joined.get(msg.key, (entry, None))[1] is ticket:
+        left = True
+        with seat:
+            left = await self._left_before_start(fs)
+        if seat.cancelled_caught:
+            raise HandshakeError("replaced by a newer connection of the same key")
+        if left:
+            if lobby.roster is None and lobby.joined.get(msg.key, (entry, None))[1] is seat:
                 del lobby.joined[msg.key]
                 who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
                 self.o.echo(f"{who} left before the start")
@@ -887,8 +1153,12 @@ class Node:
         """The table is full: fix the roster (host first, then joining order) and start."""
         lobby = self._lobby
         assert lobby is not None
-        host = Entry(self.me, self.o.name[:MAX_NAME], "", self.port)
+        host = Entry.sign(self.identity, lobby_id(lobby.config), self.o.name, "", self.port)
         lobby.roster = (host, *(entry for entry, _ in lobby.joined.values()))
+        try:
+            self._trust(self.me, lobby.roster)
+        except (HandshakeError, KnownPeersError) as error:  # checked at each join already
+            log.warning("known players: %s", _reason(error))
         body = {"config": lobby.config.to_wire(), "roster": [e.to_wire() for e in lobby.roster]}
         lobby.start_frame = net_frame(self.identity, START, body)
         saved = SavedGame(
@@ -1019,11 +1289,110 @@ def _reason(error: BaseException) -> str:
 
 def _peak_rss_kb() -> int:
     """This process's peak resident memory in kB (0 where the OS does not tell)."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not on Unix
+    if _resource is None:  # pragma: no cover - not on Unix
         return 0
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    return int(_resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss)
+
+
+def _check_expected(key: bytes, expect: bytes | str | None) -> None:
+    """HandshakeError unless ``key`` is the expected host key (32 bytes, or its full
+    fingerprint as a person types it)."""
+    if expect is None:
+        return
+    if isinstance(expect, bytes):
+        if key != expect:
+            raise HandshakeError(
+                f"{fingerprint_of(key)} answers there, not {fingerprint_of(expect)},"
+                " which announced the table"
+            )
+        return
+    wanted = parse_fingerprint(expect)
+    if fingerprint_of(key) != wanted:
+        raise HandshakeError(
+            f"the host there is {fingerprint_of(key)}, not {wanted} (--expect): someone else"
+            " answers at that address, or the fingerprint was misread"
+        )
+
+
+class _Ticket:
+    """An unauthenticated connection's place under the caps (see :class:`_Admission`)."""
+
+    __slots__ = ("address", "admission", "scope")
+
+    def __init__(self, admission: _Admission, address: str) -> None:
+        self.admission: _Admission | None = admission
+        self.address = address
+        self.scope = trio.CancelScope()
+
+    def release(self) -> None:
+        """The connection proved its key, or ended: it no longer counts (idempotent)."""
+        admission, self.admission = self.admission, None
+        if admission is not None:
+            admission.leave(self)
+
+
+class _Admission:
+    """Counts the connections that have not proved their key yet: at most ``total``, and
+    ``per_address`` from one address."""
+
+    def __init__(self, total: int, per_address: int) -> None:
+        self.total = self.configured = total
+        self.per_address = per_address
+        self.pending: dict[_Ticket, None] = {}  # oldest first
+        self.by_address: dict[str, int] = {}
+
+    def admit(self, address: str) -> _Ticket | None:
+        if len(self.pending) >= self.total or self.by_address.get(address, 0) >= self.per_address:
+            return None
+        ticket = _Ticket(self, address)
+        self.pending[ticket] = None
+        self.by_address[address] = self.by_address.get(address, 0) + 1
+        return ticket
+
+    def leave(self, ticket: _Ticket) -> None:
+        self.pending.pop(ticket, None)
+        left = self.by_address.get(ticket.address, 1) - 1
+        if left > 0:
+            self.by_address[ticket.address] = left
+        else:
+            self.by_address.pop(ticket.address, None)
+
+    def shed(self, count: int = 1) -> None:
+        """End the oldest unauthenticated connections (to free their descriptors)."""
+        for ticket in list(self.pending)[:count]:
+            ticket.scope.cancel()
+            ticket.release()
+
+    def squeeze(self) -> None:
+        """Out of descriptors: shed the oldest, and admit no more than are left pending."""
+        self.shed()
+        self.total = max(1, min(self.total, len(self.pending)))
+
+    def relax(self) -> None:
+        """The descriptors are back: the configured cap again."""
+        self.total = self.configured
+
+
+class _Quiet:
+    """Warnings that a stranger can cause, at most ``limit`` per ``window`` seconds, then one
+    line saying how many were left out."""
+
+    def __init__(self, limit: int = 5, window: float = 10.0) -> None:
+        self.limit, self.window = limit, window
+        self.since = -math.inf
+        self.count = self.skipped = 0
+
+    def warning(self, message: str, *args: object) -> None:
+        now = time.monotonic()
+        if now - self.since > self.window:
+            if self.skipped:
+                log.warning("(%d more such warnings in %.0f s)", self.skipped, now - self.since)
+            self.since, self.count, self.skipped = now, 0, 0
+        if self.count < self.limit:
+            self.count += 1
+            log.warning(message, *args)
+        else:
+            self.skipped += 1
 
 
 def _printable(name: str) -> str:

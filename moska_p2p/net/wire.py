@@ -1,30 +1,47 @@
-"""What crosses a connection besides game frames: the lobby and link messages, and a framed
-reader over a trio stream.
+"""What crosses a connection besides game frames: the lobby and link messages, the proofs that
+authenticate a connection, and a framed reader over a trio stream.
 
 Game frames (``protocol/``) are the only thing the sessions need; the network needs a little
 more to find the peers and to keep the mesh: who is at the other end of a connection, which
 table it is for, and what each side lacks after a reconnection. Those messages are framed and
-signed exactly like game frames (so one decoder and one size cap serve both), but their
-payload is a map with the key ``"moska-net"``, which no game message has (a game message has
-exactly the fields ``v g f s p t b``). They never enter a session or a transcript.
+signed exactly like game frames (one decoder serves both), with the frame kind ``net/<type>``
+(:data:`~moska_p2p.protocol.frames.NET_KINDS`, each capped at 2 KiB, the start at 4 KiB) and a
+payload that is a map of ``key`` (the sender's public key, which signed the frame) and the
+fields below. They never enter a session or a transcript.
 
-Types (every one carries ``key``, the sender's public key, and is signed by that key):
+Types:
 
 ``hi``      the listening side speaks first: ``nonce`` (a fresh challenge), ``name``, and, from a
-            table's host, ``config`` (the table settings a joiner is asked to accept).
-``join``    a joiner to the host, in the lobby: ``name``, ``port`` (where it listens for the
-            later peers), ``answer`` (the host's nonce: the signature cannot be replayed on
-            another connection) and ``table`` (the config's table nonce).
+            table's host, ``config`` (the table settings a joiner is asked to accept). Anyone
+            can replay a ``hi``: it proves nothing until the ``welcome``.
+``join``    a joiner to the host, in the lobby: ``nonce`` (the joiner's fresh challenge),
+            ``table`` (the lobby id, :func:`~moska_p2p.protocol.config.lobby_id`), ``proof``
+            (:func:`link_proof` as the dialer), and the joiner's roster entry as it signs it
+            itself: ``name``, ``host`` and ``port`` (where it listens for the later peers) and
+            ``sig`` (:meth:`Entry.sign`).
+``link``    a later peer to an earlier one, to open (or reopen) their game connection: ``nonce``,
+            ``table`` (the table id: config and roster) and ``proof`` as in a ``join``.
+``welcome`` the listener's answer to a good ``join`` or ``link``: ``proof``, its
+            :func:`link_proof` as the listener. Only then is the connection authenticated, both
+            ways, and only then may a frame be larger than
+            :data:`~moska_p2p.protocol.frames.PRE_AUTH_MAX_FRAME`.
 ``start``   the host to each joiner when the table is full: ``config`` and ``roster``, a list of
-            ``{key, name, host, port}`` in joining order (the host first, its ``host`` empty:
-            "the address you reached me at"). The later peer dials the earlier one.
-``link``    a peer to an earlier peer, to open (or reopen) their game connection: ``answer``
-            (the listener's nonce) and ``table`` (the table id: config and roster).
+            ``{key, name, host, port, sig}`` in joining order (the host first, its ``host``
+            empty: "the address you reached me at"). Every entry is signed by its own key, so
+            neither the host nor a relay can steer a peer's address. The later peer dials the
+            earlier one.
 ``sync``    on every new link, both ways: ``have``, the ``[key, seq]`` pairs of the sender's
             :meth:`~moska_p2p.protocol.session.PeerSession.sync_state`; the other side answers
             with the game frames the sender lacks.
 ``bye``     the sender is done with this connection (the game ended or it left): do not redial.
 ``refuse``  the listener will not take this connection: ``reason``.
+
+**Authentication** is a mutual challenge-response: each side sends a fresh 32-byte nonce and
+signs (kind ``net/link-auth``) the transcript ``table id || dialer key || listener key || dialer
+nonce || listener nonce || role`` (:func:`link_transcript`). The dialer's proof answers the
+listener's nonce, so a recorded ``join`` or ``link`` cannot be replayed on a new connection; the
+listener's answers the dialer's, so a recorded ``hi`` cannot pass for the listener. Messages are
+not encrypted (everything in a game is public and signed by its author anyway).
 
 The host signs ``start`` but is no authority: every peer's first game message repeats the
 config and roster it was given, so a host that told two peers different things is caught by
@@ -33,113 +50,252 @@ the sessions (a ``disagreement`` verdict), and addresses only decide who dials w
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 import trio
 
-from ..crypto.identity import PUBLIC_KEY_SIZE, Identity, verify
+from ..crypto.identity import (
+    PUBLIC_KEY_SIZE,
+    SIGNATURE_SIZE,
+    Identity,
+    is_acceptable_public_key,
+    verify,
+)
 from ..protocol.frames import (
+    GAME_KINDS,
     LENGTH_SIZE,
     MAX_FRAME,
+    NET_PREFIX,
+    PRE_AUTH_MAX_FRAME,
     Field,
     FrameDecoder,
     FrameError,
     Spec,
     check_fields,
     open_frame,
+    pack,
     signed_frame,
     unpack,
 )
 
-NET = "moska-net"
-HI, JOIN, START, LINK, SYNC, BYE, REFUSE = "hi", "join", "start", "link", "sync", "bye", "refuse"
+HI, JOIN, WELCOME, START, LINK, SYNC, BYE, REFUSE = (
+    "hi",
+    "join",
+    "welcome",
+    "start",
+    "link",
+    "sync",
+    "bye",
+    "refuse",
+)
+LINK_AUTH = "net/link-auth"
+"""Signature kind of a link proof (:func:`link_proof`)."""
+ADDRESS = "net/address"
+"""Signature kind of a roster entry (:meth:`Entry.sign`)."""
+DIALER, LISTENER = b"dialer", b"listener"
 RECEIVE_SIZE = 65536
 MAX_NAME = 40
+MAX_HOST = 64
+MAX_REASON = 200
+NONCE_SIZE = 32
+MAX_PLAYERS = 6
 
 _KEY = Field(bytes, length=PUBLIC_KEY_SIZE)
-_NONCE = Field(bytes, length=32)
-_ENTRY: Spec = {
-    "key": _KEY,
-    "name": str,
-    "host": str,
-    "port": Field(int, minimum=1, maximum=65535),
-}
+_NONCE = Field(bytes, length=NONCE_SIZE)
+_SIG = Field(bytes, length=SIGNATURE_SIZE)
+_PORT = Field(int, minimum=1, maximum=65535)
+_ENTRY: Spec = {"key": _KEY, "name": str, "host": str, "port": _PORT, "sig": _SIG}
 _SPECS: dict[str, Spec] = {
     HI: {"nonce": _NONCE, "name": str, "config": Field(dict, optional=True)},
     JOIN: {
-        "name": str,
-        "port": Field(int, minimum=1, maximum=65535),
-        "answer": _NONCE,
+        "nonce": _NONCE,
         "table": _NONCE,
+        "proof": _SIG,
+        "name": str,
+        "host": str,
+        "port": _PORT,
+        "sig": _SIG,
     },
+    LINK: {"nonce": _NONCE, "table": _NONCE, "proof": _SIG},
+    WELCOME: {"proof": _SIG},
     START: {"config": dict, "roster": Field(list, items=dict)},
-    LINK: {"answer": _NONCE, "table": _NONCE},
-    SYNC: {"have": Field(list, items=Field(list, length=2))},
+    SYNC: {"have": Field(list, items=Field(list, length=2, items=(bytes, int)))},
     BYE: {"reason": str},
     REFUSE: {"reason": str},
 }
+_TEXT_LIMITS = {"name": MAX_NAME, "host": MAX_HOST, "reason": MAX_REASON}
 
 
 class HandshakeError(Exception):
     """The other end of a connection said something it should not have: close it."""
 
 
+class ClosedError(HandshakeError):
+    """The other end closed the connection where a message was due (a full host may close a
+    stranger's connection at once: dial again)."""
+
+
 @dataclass(frozen=True)
 class NetMessage:
-    """A verified lobby or link message: its type, its signer and its fields."""
+    """A verified lobby or link message: its type (without ``net/``), its signer, its fields."""
 
     kind: str
     key: bytes
     body: dict[str, Any]
 
 
+def _check_text(fields: dict[str, Any], where: str) -> None:
+    for name, limit in _TEXT_LIMITS.items():
+        value = fields.get(name)
+        if isinstance(value, str) and len(value) > limit:
+            raise FrameError(f"{where}{name} is longer than {limit} characters")
+
+
 @dataclass(frozen=True)
 class Entry:
-    """One player of a table as the lobby knows it: key, name and where it listens."""
+    """One player of a table as the lobby knows it: key, name, where it listens, and ``sig``,
+    that key's signature over the rest (:meth:`sign`), so that nobody else can change it."""
 
     key: bytes
     name: str
     host: str
     port: int
+    sig: bytes = bytes(SIGNATURE_SIZE)
 
     def to_wire(self) -> dict[str, Any]:
-        return {"key": self.key, "name": self.name, "host": self.host, "port": self.port}
+        return {
+            "key": self.key,
+            "name": self.name,
+            "host": self.host,
+            "port": self.port,
+            "sig": self.sig,
+        }
 
     @classmethod
     def from_wire(cls, data: object) -> Entry:
+        """An entry as sent; :class:`FrameError` for a bad field or an unacceptable key (the
+        signature is checked by :meth:`verify`, which needs the lobby id)."""
         fields = check_fields(data, _ENTRY, prefix="roster.")
+        _check_text(fields, "roster.")
         key, name, host, port = fields["key"], fields["name"], fields["host"], fields["port"]
-        assert isinstance(key, bytes) and isinstance(name, str)
+        sig = fields["sig"]
+        assert isinstance(key, bytes) and isinstance(name, str) and isinstance(sig, bytes)
         assert isinstance(host, str) and isinstance(port, int)
-        return cls(key, name[:MAX_NAME], host, port)
+        if not is_acceptable_public_key(key):
+            raise FrameError("a roster entry with a key that cannot be a player's")
+        return cls(key, name, host, port, sig)
+
+    @staticmethod
+    def _signed_bytes(lobby: bytes, name: str, host: str, port: int) -> bytes:
+        return pack([lobby, name, host, port])
+
+    @classmethod
+    def sign(cls, identity: Identity, lobby: bytes, name: str, host: str, port: int) -> Entry:
+        """This peer's entry at the table whose lobby id is ``lobby``, signed by itself."""
+        name = name[:MAX_NAME]
+        sig = identity.sign(ADDRESS, cls._signed_bytes(lobby, name, host, port))
+        return cls(identity.public_bytes, name, host, port, sig)
+
+    def verify(self, lobby: bytes) -> bool:
+        """Whether the entry is signed by its key for this lobby (never raises)."""
+        try:
+            data = self._signed_bytes(lobby, self.name, self.host, self.port)
+        except FrameError:
+            return False
+        return verify(self.key, ADDRESS, data, self.sig)
+
+
+def link_transcript(
+    table: bytes,
+    dialer: bytes,
+    listener: bytes,
+    dialer_nonce: bytes,
+    listener_nonce: bytes,
+    role: bytes,
+) -> bytes:
+    """What a link proof signs: ``table || dialer key || listener key || dialer nonce ||
+    listener nonce || role`` (every part but the last has a fixed size: no ambiguity)."""
+    for part in (table, dialer, listener, dialer_nonce, listener_nonce):
+        if len(part) != 32:
+            raise ValueError("a link transcript is made of 32-byte parts")
+    if role not in (DIALER, LISTENER):
+        raise ValueError(f"a link role is dialer or listener, got {role!r}")
+    return b"".join((table, dialer, listener, dialer_nonce, listener_nonce, role))
+
+
+def link_proof(
+    identity: Identity,
+    table: bytes,
+    dialer: bytes,
+    listener: bytes,
+    dialer_nonce: bytes,
+    listener_nonce: bytes,
+    role: bytes,
+) -> bytes:
+    """``identity``'s signature (kind ``net/link-auth``) over :func:`link_transcript`."""
+    transcript = link_transcript(table, dialer, listener, dialer_nonce, listener_nonce, role)
+    return identity.sign(LINK_AUTH, transcript)
+
+
+def check_link_proof(
+    proof: bytes,
+    table: bytes,
+    dialer: bytes,
+    listener: bytes,
+    dialer_nonce: bytes,
+    listener_nonce: bytes,
+    role: bytes,
+) -> bool:
+    """Whether ``proof`` is the ``role`` side's proof of key (the dialer's or the listener's,
+    whose key is in the transcript) for exactly this connection; never raises."""
+    try:
+        transcript = link_transcript(table, dialer, listener, dialer_nonce, listener_nonce, role)
+    except (ValueError, TypeError):
+        return False
+    signer = dialer if role == DIALER else listener
+    return verify(signer, LINK_AUTH, transcript, proof)
 
 
 def net_frame(identity: Identity, kind: str, body: dict[str, Any]) -> bytes:
-    """A signed lobby/link message, framed like a game frame (length prefix included)."""
-    return signed_frame(identity, {NET: 1, "t": kind, "key": identity.public_bytes, **body})
+    """A signed lobby/link message of type ``kind`` (length prefix included)."""
+    return signed_frame(identity, NET_PREFIX + kind, {"key": identity.public_bytes, **body})
+
+
+def parse_net(kind: str, payload: bytes, signature: bytes) -> NetMessage:
+    """A verified network message from an opened frame whose kind starts with ``net/``;
+    :class:`FrameError` for a bad field, key or signature.
+
+    The payload is at most its kind's cap (2 KiB, 4 KiB for a start: :func:`open_frame` checked
+    it), so decoding it is bounded; its signature is checked right after (the key is inside)."""
+    name = kind[len(NET_PREFIX) :]
+    spec = _SPECS.get(name)
+    if not kind.startswith(NET_PREFIX) or spec is None:
+        raise FrameError(f"unknown network message {kind!r}")
+    obj = unpack(payload)
+    fields = check_fields(obj, {"key": _KEY, **spec})
+    key = fields["key"]
+    assert isinstance(key, bytes)
+    if not is_acceptable_public_key(key):
+        raise FrameError(f"a {name} message from a key that cannot be a player's")
+    if not verify(key, kind, payload, signature):
+        raise FrameError(f"a {name} message with a bad signature")
+    _check_text(fields, f"{name}.")
+    if name == START and len(fields["roster"]) > MAX_PLAYERS:  # type: ignore[arg-type]
+        raise FrameError(f"a roster of more than {MAX_PLAYERS} players")
+    body = {k: v for k, v in fields.items() if k != "key"}
+    return NetMessage(name, key, body)
 
 
 def classify(body: bytes) -> NetMessage | None:
-    """Tell a frame body apart: ``None`` for a game frame (the session checks it), a verified
-    :class:`NetMessage` for a lobby/link message; :class:`FrameError` for anything else (not a
-    frame, a net message with a bad field or signature): the connection is unusable."""
-    payload, signature = open_frame(body)
-    obj = unpack(payload)
-    if not isinstance(obj, dict) or NET not in obj:
+    """Tell a frame body apart: ``None`` for a game frame (its payload undecoded: the session
+    checks it), a verified :class:`NetMessage` for a lobby/link message; :class:`FrameError`
+    for anything else (not a frame, an oversized payload, an announcement, a net message with a
+    bad field or signature): the connection is unusable."""
+    kind, payload, signature = open_frame(body)
+    if kind in GAME_KINDS:
         return None
-    kind = obj.get("t")
-    if not isinstance(kind, str) or kind not in _SPECS:
-        raise FrameError(f"unknown network message {kind!r}")
-    spec: Spec = {NET: int, "t": str, "key": _KEY, **_SPECS[kind]}
-    fields = check_fields(obj, spec)
-    key = fields["key"]
-    assert isinstance(key, bytes)
-    if not verify(key, payload, signature):
-        raise FrameError(f"a {kind} message with a bad signature")
-    body_fields = {k: v for k, v in fields.items() if k not in (NET, "t", "key")}
-    return NetMessage(kind, key, body_fields)
+    return parse_net(kind, payload, signature)
 
 
 def prefixed(body: bytes) -> bytes:
@@ -150,43 +306,86 @@ def prefixed(body: bytes) -> bytes:
 class FrameStream:
     """Whole frames from a trio stream: a :class:`FrameDecoder` over ``receive_some``.
 
-    Garbage or an oversized length raises :class:`FrameError` (the decoder never buffers more
-    than one frame), so the caller closes this connection and nothing else. Frames that arrive
-    together with a handshake's last frame stay queued for whoever reads next.
+    A connection starts unauthenticated: frames over
+    :data:`~moska_p2p.protocol.frames.PRE_AUTH_MAX_FRAME` are refused and reads are small, so a
+    stranger cannot make us hold more than a few KiB. :meth:`authenticated` raises the cap to
+    :data:`~moska_p2p.protocol.frames.MAX_FRAME` once the other side has proved its key.
+    Garbage or an oversized length raises :class:`FrameError`, so the caller closes this
+    connection and nothing else. Frames that arrive together with a handshake's last frame stay
+    buffered for whoever reads next.
     """
 
-    def __init__(self, stream: trio.abc.HalfCloseableStream, max_frame: int = MAX_FRAME) -> None:
+    def __init__(
+        self, stream: trio.abc.HalfCloseableStream, max_frame: int = PRE_AUTH_MAX_FRAME
+    ) -> None:
         self.stream = stream
         self.decoder = FrameDecoder(max_frame)
-        self.pending: deque[bytes] = deque()
         self.received_bytes = 0
+
+    @property
+    def is_authenticated(self) -> bool:
+        return self.decoder.max_frame == MAX_FRAME
+
+    def authenticated(self) -> None:
+        """The other side proved its key: accept frames up to the full cap."""
+        self.decoder.max_frame = MAX_FRAME
 
     async def receive(self) -> bytes | None:
         """The next frame body, or ``None`` at the end of the stream."""
-        while not self.pending:
-            data = await self.stream.receive_some(RECEIVE_SIZE)
+        while (body := self.decoder.pop()) is None:
+            size = RECEIVE_SIZE if self.is_authenticated else PRE_AUTH_MAX_FRAME + LENGTH_SIZE
+            data = await self.stream.receive_some(size)
             if not data:
                 if self.decoder.pending:
                     raise FrameError("the connection closed in the middle of a frame")
                 return None
             self.received_bytes += len(data)
-            self.pending.extend(self.decoder.feed(bytes(data)))
-        return self.pending.popleft()
+            self.decoder.push(bytes(data))
+        return body
 
     async def receive_net(self, *expected: str) -> NetMessage:
         """The next frame, which must be a network message of one of the ``expected`` types
         (a ``refuse`` becomes a :class:`HandshakeError` with its reason)."""
         body = await self.receive()
         if body is None:
-            raise HandshakeError("the other side closed the connection")
+            raise ClosedError("the other side closed the connection")
         msg = classify(body)
         if msg is None:
             raise HandshakeError(f"a game frame where a {'/'.join(expected)} was due")
         if msg.kind == REFUSE and REFUSE not in expected:
-            raise HandshakeError(f"refused: {str(msg.body['reason'])[:200]}")
+            raise HandshakeError(f"refused: {str(msg.body['reason'])[:MAX_REASON]}")
         if msg.kind not in expected:
             raise HandshakeError(f"a {msg.kind} message where a {'/'.join(expected)} was due")
         return msg
 
     async def send(self, data: bytes) -> None:
         await self.stream.send_all(data)
+
+
+__all__ = [
+    "ADDRESS",
+    "BYE",
+    "DIALER",
+    "HI",
+    "JOIN",
+    "LINK",
+    "LINK_AUTH",
+    "LISTENER",
+    "MAX_NAME",
+    "REFUSE",
+    "START",
+    "SYNC",
+    "WELCOME",
+    "ClosedError",
+    "Entry",
+    "FrameStream",
+    "HandshakeError",
+    "NetMessage",
+    "check_link_proof",
+    "classify",
+    "link_proof",
+    "link_transcript",
+    "net_frame",
+    "parse_net",
+    "prefixed",
+]

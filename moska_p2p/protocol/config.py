@@ -9,14 +9,20 @@ earlier game can never be mistaken for one of this game.
 from __future__ import annotations
 
 import hashlib
+import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine import make_rules
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 DEFAULT_TIMEOUT = 30.0
+MAX_OPTIONS = 32
+MAX_OPTION_TEXT = 40
+_OPTION_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+_WIRE_FIELDS = ("preset", "players", "options", "timeout", "nonce", "version")
 
 
 class ConfigError(ValueError):
@@ -33,10 +39,23 @@ class TableConfig:
     version: int = PROTOCOL_VERSION
 
     def __post_init__(self) -> None:
+        if not isinstance(self.preset, str) or not isinstance(self.options, Mapping):
+            raise ConfigError("the preset must be text and the options a map")
+        if type(self.players) is not int:
+            raise ConfigError("the number of players must be an integer")
+        if not isinstance(self.table_nonce, bytes):
+            raise ConfigError("the table nonce must be bytes")
+        if len(self.options) > MAX_OPTIONS:
+            raise ConfigError(f"more than {MAX_OPTIONS} options")
+        for name, value in self.options.items():
+            if not isinstance(name, str) or not _OPTION_NAME.fullmatch(name):
+                raise ConfigError(f"{name!r} is not an option name (lower case, digits, _ or -)")
+            if not isinstance(value, str) or len(value) > MAX_OPTION_TEXT:
+                raise ConfigError(f"option {name} must be text of at most {MAX_OPTION_TEXT}")
         try:
             rules = make_rules(self.preset, **dict(self.options))
-        except ValueError as error:
-            raise ConfigError(str(error)) from None
+        except (ValueError, TypeError) as error:  # TypeError: an option named like an argument
+            raise ConfigError(f"bad table settings: {error}") from None
         if not rules.min_players <= self.players <= rules.max_players:
             raise ConfigError(
                 f"{self.preset} is for {rules.min_players} to {rules.max_players} players"
@@ -45,7 +64,12 @@ class TableConfig:
             raise ConfigError("durak-teams needs 4 or 6 players")
         if len(self.table_nonce) != 32:
             raise ConfigError("the table nonce must be 32 bytes")
-        if not 0 < self.timeout <= 3600:
+        if (
+            not isinstance(self.timeout, float | int)
+            or isinstance(self.timeout, bool)
+            or not math.isfinite(self.timeout)
+            or not 0 < self.timeout <= 3600
+        ):
             raise ConfigError("the timeout must be between 0 and 3600 seconds")
 
     def to_wire(self) -> dict[str, Any]:
@@ -60,17 +84,25 @@ class TableConfig:
         }
 
     @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> TableConfig:
-        try:
-            options = data["options"]
-            if not isinstance(options, Mapping) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in options.items()
-            ):
-                raise ConfigError("options must map names to text values")
-            preset, players, timeout = data["preset"], data["players"], data["timeout"]
-            nonce, version = data["nonce"], data["version"]
-        except KeyError as missing:
-            raise ConfigError(f"the table settings lack {missing}") from None
+    def from_wire(cls, data: object) -> TableConfig:
+        """The config a peer sent (:meth:`to_wire`'s map); :class:`ConfigError` for anything
+        else, never another exception: not a map, a missing or unknown field, a value of the
+        wrong type, an unknown option or value (an option named ``preset`` included)."""
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"the table settings must be a map, not {type(data).__name__}")
+        unknown = sorted(str(k) for k in data if k not in _WIRE_FIELDS)
+        if unknown:
+            raise ConfigError(f"unknown table setting {unknown[0][:40]!r}")
+        missing = [k for k in _WIRE_FIELDS if k not in data]
+        if missing:
+            raise ConfigError(f"the table settings lack {missing[0]!r}")
+        options = data["options"]
+        if not isinstance(options, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in options.items()
+        ):
+            raise ConfigError("options must map names to text values")
+        preset, players, timeout = data["preset"], data["players"], data["timeout"]
+        nonce, version = data["nonce"], data["version"]
         if not isinstance(preset, str) or type(players) is not int:
             raise ConfigError("preset must be text and players an integer")
         if not isinstance(timeout, float | int) or isinstance(timeout, bool):
@@ -100,6 +132,13 @@ def table_id(config: TableConfig, roster: Sequence[bytes]) -> bytes:
     for key in sorted(roster):
         h.update(key)
     return h.digest()
+
+
+def lobby_id(config: TableConfig) -> bytes:
+    """The id of a table while it fills (its roster unknown): what a joiner's proof of key and
+    roster entry are bound to. It is the :func:`table_id` with no players, so it commits to
+    the settings the joiner was shown."""
+    return table_id(config, ())
 
 
 def game_id(table: bytes, nonces: Sequence[bytes]) -> bytes:

@@ -2,10 +2,19 @@
 
 A frame on a stream is::
 
-    length   4 bytes, big-endian: the size of the body (the prefix excluded), at most MAX_FRAME
-    body     msgpack array [payload, signature]: two bin items
-             payload    the msgpack bytes of one message (a map)
-             signature  64-byte Ed25519 signature over exactly the payload bytes
+    length   4 bytes, big-endian: the size of the body (the prefix excluded), at most the
+             decoder's cap: MAX_FRAME on an authenticated link, PRE_AUTH_MAX_FRAME before
+    body     msgpack array [kind, payload, signature]
+             kind       str: what the payload is (a game message's type, "net/<type>" for a
+                        network message, "beacon" for a LAN announcement); a key of
+                        MAX_PAYLOAD_OF, which caps the payload's size
+             payload    bin: the msgpack bytes of one message (a map)
+             signature  bin, 64 bytes: the Ed25519 signature of ``kind`` over exactly the payload
+                        bytes (``identity.signing_input(kind, payload)``: domain-separated)
+
+The kind travels outside the payload so that a receiver can refuse an oversized payload
+*before* decoding any of it (:func:`open_frame` checks the kind's cap), and so that the signature
+binds what the payload is meant to be: a ``move`` signature never verifies as a ``leave``.
 
 msgpack is not canonical (an int or a string has several valid encodings), so the signature
 covers the payload *bytes*, and a receiver verifies those bytes as received, never a re-encoding
@@ -18,15 +27,16 @@ and nothing else. Messages are restricted to the msgpack types a card game needs
 int, finite float, str, bin, array and map with str keys. Extension types (including msgpack's
 timestamp), NaN and infinities (a NaN is unequal to itself, so two peers comparing settings would
 never agree) are refused, as are duplicate map keys (two implementations could keep different
-ones) and nesting deeper than :data:`MAX_DEPTH`.
+ones) and nesting deeper than :data:`MAX_DEPTH`. A payload of ``n`` bytes holds at most ``n``
+objects, so the per-kind caps also bound the work of decoding one.
 
 >>> from moska_p2p.crypto.identity import Identity, verify
 >>> alice = Identity.from_seed(bytes(32))
->>> wire = signed_frame(alice, {"type": "hello", "seq": 0})
+>>> wire = signed_frame(alice, "leave", {"reason": "bedtime"})
 >>> [body] = FrameDecoder().feed(wire)
->>> payload, signature = open_frame(body)
->>> verify(alice.public_bytes, payload, signature), unpack(payload)
-(True, {'type': 'hello', 'seq': 0})
+>>> kind, payload, signature = open_frame(body)
+>>> kind, verify(alice.public_bytes, kind, payload, signature), unpack(payload)
+('leave', True, {'reason': 'bedtime'})
 """
 
 from __future__ import annotations
@@ -42,14 +52,21 @@ if TYPE_CHECKING:
     from moska_p2p.crypto.identity import Identity
 
 __all__ = [
+    "BEACON",
+    "GAME_KINDS",
     "LENGTH_SIZE",
     "MAX_ARRAY_LEN",
     "MAX_BIN_LEN",
     "MAX_DEPTH",
     "MAX_FRAME",
+    "MAX_KIND_LEN",
     "MAX_MAP_LEN",
     "MAX_PAYLOAD",
+    "MAX_PAYLOAD_OF",
     "MAX_STR_LEN",
+    "NET_KINDS",
+    "NET_PREFIX",
+    "PRE_AUTH_MAX_FRAME",
     "SIGNATURE_SIZE",
     "Field",
     "FrameDecoder",
@@ -65,8 +82,15 @@ __all__ = [
     "unpack",
 ]
 
-MAX_FRAME = 1 << 20
-"""Largest frame body accepted, in bytes (the 4-byte length prefix excluded)."""
+KiB = 1024
+
+MAX_FRAME = 64 * KiB
+"""Largest frame body accepted on an authenticated link, in bytes (the length prefix excluded).
+The largest honest message (a verdict carrying evidence) is under it; most are under 4 KiB."""
+
+PRE_AUTH_MAX_FRAME = 4 * KiB
+"""Largest frame body accepted before the other end of a connection has proved its key: a
+lobby or link handshake message is well under 2 KiB, and a stranger cannot make us hold more."""
 
 LENGTH_SIZE = 4
 """Size of the big-endian length prefix."""
@@ -74,9 +98,62 @@ LENGTH_SIZE = 4
 SIGNATURE_SIZE = 64
 """Length of an Ed25519 signature."""
 
-_BODY_OVERHEAD = 1 + 5 + 2 + SIGNATURE_SIZE  # array header, bin32 header, bin8 header, signature
+MAX_KIND_LEN = 32
+"""Longest kind (identity.MAX_KIND)."""
+
+# array header, str8 header + kind, bin32 header, bin8 header, signature
+_BODY_OVERHEAD = 1 + 2 + MAX_KIND_LEN + 5 + 2 + SIGNATURE_SIZE
 MAX_PAYLOAD = MAX_FRAME - _BODY_OVERHEAD
-"""Largest message payload that fits in a frame."""
+"""Largest message payload that fits in a frame, whatever its kind."""
+
+# -- payload caps per kind: the constants to adjust when a message grows ----------------------
+
+HELLO_CAP = 2 * KiB  # name, nonces, config, roster of six keys: about 1 KB
+SEAT_CAP = 256
+SHUFFLE1_CAP = 16 * KiB  # 52 points (1.8 KB) and a 6.8 KB shuffle proof
+SHUFFLE2_CAP = 8 * KiB  # 52 points, 52 key commitments (3.6 KB) and a 3.4 KB re-keying proof
+KEYS_CAP = 4 * KiB  # up to 52 [position, key] pairs: 1.9 KB
+MOVE_CAP = 4 * KiB
+CLAIM_CAP = 512
+DISCLOSE_CAP = 4 * KiB
+RESULT_CAP = 512
+LEAVE_CAP = 512
+VERDICT_CAP = MAX_PAYLOAD  # evidence: whole signed frames
+NET_CAP = 2 * KiB  # lobby and link messages
+NET_START_CAP = 4 * KiB  # the roster: six signed entries (names of up to 40 characters)
+BEACON_CAP = 1 * KiB  # a LAN announcement: about 300 bytes
+
+GAME_KINDS: dict[str, int] = {
+    "hello": HELLO_CAP,
+    "seat": SEAT_CAP,
+    "shuffle1": SHUFFLE1_CAP,
+    "shuffle2": SHUFFLE2_CAP,
+    "keys": KEYS_CAP,
+    "move": MOVE_CAP,
+    "claim": CLAIM_CAP,
+    "disclose": DISCLOSE_CAP,
+    "result": RESULT_CAP,
+    "leave": LEAVE_CAP,
+    "verdict": VERDICT_CAP,
+}
+"""The game messages (``protocol/messages.py``) and the payload cap of each."""
+
+NET_PREFIX = "net/"
+NET_KINDS: dict[str, int] = {
+    f"{NET_PREFIX}{name}": NET_START_CAP if name == "start" else NET_CAP
+    for name in ("hi", "join", "welcome", "start", "link", "sync", "bye", "refuse")
+}
+"""The network layer's lobby and link messages (``net/wire.py``) and their caps."""
+
+BEACON = "beacon"
+
+MAX_PAYLOAD_OF: dict[str, int] = {**GAME_KINDS, **NET_KINDS, BEACON: BEACON_CAP}
+"""Every kind a frame may have, and the largest payload of that kind, in bytes; a frame of any
+other kind is refused. Checked by :func:`open_frame` before the payload is decoded, and by
+:func:`encode_frame` so that we never send what a peer must refuse."""
+
+assert all(cap <= MAX_PAYLOAD for cap in MAX_PAYLOAD_OF.values())
+assert all(len(kind) <= MAX_KIND_LEN for kind in MAX_PAYLOAD_OF)
 
 MAX_DEPTH = 32
 """Deepest nesting of arrays and maps in a message; ours need about five levels."""
@@ -234,22 +311,25 @@ def pack(obj: object) -> bytes:
     return data
 
 
-def unpack(data: bytes) -> object:
+def unpack(data: bytes, *, limit: int = MAX_PAYLOAD) -> object:
     """Decode one message payload; :class:`FrameError` for anything malformed or not allowed.
 
     The whole of ``data`` must be one msgpack value (no trailing bytes). Arrays come back as
-    lists, maps as dicts with str keys, strings as str, bins as bytes.
+    lists, maps as dicts with str keys, strings as str, bins as bytes. ``limit`` caps the
+    payload's size (a kind's cap, :data:`MAX_PAYLOAD_OF`), and so the number of objects decoded
+    and the length of any string, bin, array or map in it.
     """
     if not isinstance(data, bytes):
         raise FrameError(f"a payload must be bytes, got {_type_name(data)}")
-    if len(data) > MAX_PAYLOAD:
-        raise FrameError(f"payload of {len(data)} bytes is over the limit of {MAX_PAYLOAD}")
+    limit = min(limit, MAX_PAYLOAD)
+    if len(data) > limit:
+        raise FrameError(f"payload of {len(data)} bytes is over the limit of {limit}")
     value = _unpackb(
         data,
-        max_str_len=MAX_STR_LEN,
-        max_bin_len=MAX_BIN_LEN,
-        max_array_len=MAX_ARRAY_LEN,
-        max_map_len=MAX_MAP_LEN,
+        max_str_len=min(MAX_STR_LEN, limit),
+        max_bin_len=min(MAX_BIN_LEN, limit),
+        max_array_len=min(MAX_ARRAY_LEN, limit),
+        max_map_len=min(MAX_MAP_LEN, limit),
     )
     _check_tree(value)
     return value
@@ -258,30 +338,48 @@ def unpack(data: bytes) -> object:
 # -- frames ----------------------------------------------------------------------------------
 
 
-def encode_frame(payload: bytes, signature: bytes) -> bytes:
-    """The bytes to write on a stream for one signed payload: length prefix, then the body."""
+def _cap_of(kind: object) -> int:
+    if not isinstance(kind, str):
+        raise FrameError(f"a frame's kind must be str, got {_type_name(kind)}")
+    cap = MAX_PAYLOAD_OF.get(kind)
+    if cap is None:
+        raise FrameError(f"unknown frame kind {kind[:MAX_KIND_LEN]!r}")
+    return cap
+
+
+def encode_frame(kind: str, payload: bytes, signature: bytes) -> bytes:
+    """The bytes to write on a stream for one signed payload: length prefix, then the body.
+
+    :class:`FrameError` for an unknown kind, a payload over its kind's cap or a signature that
+    is not 64 bytes: a peer would refuse the frame.
+    """
+    cap = _cap_of(kind)
     if not isinstance(payload, bytes) or not isinstance(signature, bytes):
         raise FrameError("a frame's payload and signature must be bytes")
     if len(signature) != SIGNATURE_SIZE:
         raise FrameError(f"a signature is {SIGNATURE_SIZE} bytes, got {len(signature)}")
-    body = _packb([payload, signature])
+    if len(payload) > cap:
+        raise FrameError(f"a {kind} payload of {len(payload)} bytes is over the limit of {cap}")
+    body = _packb([kind, payload, signature])
     if len(body) > MAX_FRAME:
         raise FrameError(f"frame of {len(body)} bytes is over the limit of {MAX_FRAME}")
     return len(body).to_bytes(LENGTH_SIZE, "big") + body
 
 
-def signed_frame(identity: Identity, message: object) -> bytes:
-    """Pack ``message``, sign exactly those bytes with ``identity`` and frame them."""
+def signed_frame(identity: Identity, kind: str, message: object) -> bytes:
+    """Pack ``message``, sign exactly those bytes with ``identity`` as ``kind`` and frame them."""
     payload = pack(message)
-    return encode_frame(payload, identity.sign(payload))
+    return encode_frame(kind, payload, identity.sign(kind, payload))
 
 
-def open_frame(body: bytes) -> tuple[bytes, bytes]:
-    """Split a frame body (as returned by :meth:`FrameDecoder.feed`) into (payload, signature).
+def open_frame(body: bytes) -> tuple[str, bytes, bytes]:
+    """Split a frame body (as returned by :meth:`FrameDecoder.feed`) into
+    (kind, payload, signature).
 
-    Checks the outer shape only: exactly a two-item array of bins, the second 64 bytes long.
-    The caller then decodes the payload with :func:`unpack`, finds the sender's key and checks
-    the signature over the payload bytes as they are.
+    Checks the outer shape only: exactly a three-item array of a known kind (str), a bin no
+    longer than that kind's cap (:data:`MAX_PAYLOAD_OF`) and a 64-byte bin; the payload is not
+    decoded. The caller then decodes it with :func:`unpack`, finds the sender's key and checks
+    the signature (of this kind) over the payload bytes as they are.
     """
     if not isinstance(body, bytes):
         raise FrameError(f"a frame body must be bytes, got {_type_name(body)}")
@@ -289,24 +387,27 @@ def open_frame(body: bytes) -> tuple[bytes, bytes]:
         raise FrameError(f"frame of {len(body)} bytes is over the limit of {MAX_FRAME}")
     outer = _unpackb(
         body,
-        max_str_len=SIGNATURE_SIZE,
+        max_str_len=MAX_KIND_LEN,
         max_bin_len=MAX_PAYLOAD,
-        max_array_len=2,
-        max_map_len=2,
+        max_array_len=3,
+        max_map_len=3,
     )
-    if not isinstance(outer, list) or len(outer) != 2:
+    if not isinstance(outer, list) or len(outer) != 3:
         size = f" of {len(outer)}" if isinstance(outer, list) else ""
         raise FrameError(
-            f"a frame must be an array [payload, signature], got {_type_name(outer)}{size}"
+            f"a frame must be an array [kind, payload, signature], got {_type_name(outer)}{size}"
         )
-    payload, signature = outer
+    kind, payload, signature = outer
+    cap = _cap_of(kind)
     if not isinstance(payload, bytes):
         raise FrameError(f"a frame's payload must be bin, got {_type_name(payload)}")
+    if len(payload) > cap:
+        raise FrameError(f"a {kind} payload of {len(payload)} bytes is over the limit of {cap}")
     if not isinstance(signature, bytes):
         raise FrameError(f"a frame's signature must be bin, got {_type_name(signature)}")
     if len(signature) != SIGNATURE_SIZE:
         raise FrameError(f"a signature is {SIGNATURE_SIZE} bytes, got {len(signature)}")
-    return payload, signature
+    return kind, payload, signature
 
 
 class FrameDecoder:
@@ -316,21 +417,84 @@ class FrameDecoder:
     waiting for (or buffering) the body, so a peer cannot make us hold more than one frame. After
     that error the stream has lost its framing: the decoder stays broken and every later
     :meth:`feed` raises again; the connection should be closed.
+
+    The cap (:attr:`max_frame`) may change between frames: a connection starts with
+    :data:`PRE_AUTH_MAX_FRAME` and is raised to :data:`MAX_FRAME` once the other end has proved
+    its key. :meth:`push` and :meth:`pop` take bytes in and frames out one at a time, so a frame
+    that arrived in the same read as the last handshake message is measured against the cap in
+    force when it is taken out.
     """
 
-    __slots__ = ("_buffer", "_error", "_max_frame")
+    __slots__ = ("_buffer", "_error", "_max_frame", "_start")
 
     def __init__(self, max_frame: int = MAX_FRAME) -> None:
-        """``max_frame`` may lower the cap (never needed on the wire; handy in tests)."""
+        """``max_frame``: the cap on a body's length, at most :data:`MAX_FRAME`."""
         self._buffer = bytearray()
-        self._max_frame = max_frame
+        self._start = 0
+        self._max_frame = 0
+        self.max_frame = max_frame
         self._error: str | None = None
 
     @property
+    def max_frame(self) -> int:
+        """The cap on the next frame's body length."""
+        return self._max_frame
+
+    @max_frame.setter
+    def max_frame(self, value: int) -> None:
+        if not 0 <= value <= MAX_FRAME:
+            raise ValueError(f"a frame cap is between 0 and {MAX_FRAME}, got {value}")
+        self._max_frame = value
+
+    @property
     def pending(self) -> int:
-        """Bytes received that do not yet make a whole frame; nonzero at end of stream means the
-        peer stopped mid-frame."""
-        return len(self._buffer)
+        """Bytes received that do not yet make a whole frame (or were not taken out yet);
+        nonzero at end of stream means the peer stopped mid-frame."""
+        return len(self._buffer) - self._start
+
+    def _fail(self, message: str) -> FrameError:
+        self._error = message
+        self._buffer = bytearray()
+        self._start = 0
+        return FrameError(message)
+
+    def _check_length(self) -> int | None:
+        """The length of the frame at the head of the buffer (checked), if it has arrived."""
+        if len(self._buffer) - self._start < LENGTH_SIZE:
+            return None
+        at = self._start
+        length = int.from_bytes(self._buffer[at : at + LENGTH_SIZE], "big")
+        if length > self._max_frame:
+            raise self._fail(f"frame length {length} is over the limit of {self._max_frame}")
+        return length
+
+    def push(self, data: bytes) -> None:
+        """Add received bytes (the head frame's length is checked as soon as it is there)."""
+        if self._error is not None:
+            raise FrameError(self._error)
+        if self._start and self._start * 2 >= len(self._buffer):
+            del self._buffer[: self._start]
+            self._start = 0
+        self._buffer += data
+        self._check_length()
+
+    def pop(self) -> bytes | None:
+        """The body of the next whole frame, or ``None`` until more bytes arrive."""
+        if self._error is not None:
+            raise FrameError(self._error)
+        length = self._check_length()
+        if length is None:
+            return None
+        begin = self._start + LENGTH_SIZE
+        end = begin + length
+        if len(self._buffer) < end:
+            return None
+        body = bytes(self._buffer[begin:end])
+        self._start = end
+        if self._start == len(self._buffer):
+            self._buffer.clear()
+            self._start = 0
+        return body
 
     def feed(self, data: bytes) -> list[bytes]:
         """Add received bytes; return the bodies of the frames they complete, in order.
@@ -339,24 +503,10 @@ class FrameDecoder:
         kept for the next call. Frames completed earlier in the same call are lost if a bad length
         follows them: the connection is being dropped anyway.
         """
-        if self._error is not None:
-            raise FrameError(self._error)
-        buffer = self._buffer
-        buffer += data
+        self.push(data)
         frames: list[bytes] = []
-        start = 0
-        while len(buffer) - start >= LENGTH_SIZE:
-            length = int.from_bytes(buffer[start : start + LENGTH_SIZE], "big")
-            if length > self._max_frame:
-                self._error = f"frame length {length} is over the limit of {self._max_frame}"
-                buffer.clear()
-                raise FrameError(self._error)
-            end = start + LENGTH_SIZE + length
-            if len(buffer) < end:
-                break
-            frames.append(bytes(buffer[start + LENGTH_SIZE : end]))
-            start = end
-        del buffer[:start]
+        while (body := self.pop()) is not None:
+            frames.append(body)
         return frames
 
 

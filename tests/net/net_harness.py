@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from moska_p2p.crypto.identity import Identity
@@ -23,13 +24,21 @@ LISTEN_LINE = re.compile(r"listening on 127\.0\.0\.1:(\d+)")
 class Peer:
     """One ``python -m moska_p2p.net`` process; its output goes to files (no pipe can fill)."""
 
-    def __init__(self, name: str, args: list[str], folder: Path) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: list[str],
+        folder: Path,
+        preexec: Callable[[], None] | None = None,
+    ) -> None:
         self.name = name
         self.args = args
         self.folder = folder
+        self.preexec = preexec  # run in the child before it starts (e.g. a lower RLIMIT)
         self.runs = 0
         self.started = 0.0
         self.popen: subprocess.Popen[bytes] | None = None
+        self.config_home = folder / "config"
         self.start()
 
     @property
@@ -42,7 +51,8 @@ class Peer:
 
     def start(self) -> None:
         self.runs += 1
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # a config directory of the test's own: the known-peers file goes there, not to ~/.config
+        env = dict(os.environ, PYTHONUNBUFFERED="1", XDG_CONFIG_HOME=str(self.config_home))
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.popen = subprocess.Popen(
                 [sys.executable, "-m", "moska_p2p.net", *self.args],
@@ -50,6 +60,7 @@ class Peer:
                 stdout=out,
                 stderr=err,
                 env=env,
+                preexec_fn=self.preexec,
             )
         self.started = time.monotonic()
 
@@ -112,6 +123,8 @@ class Table:
         pace: float = 0.0,
         host_bot: str = "greedy",
         join_bot: str = "random",
+        host_args: list[str] | None = None,
+        host_preexec: Callable[[], None] | None = None,
     ) -> None:
         self.folder = folder
         self.identities = [folder / f"p{i}.pem" for i in range(players)]
@@ -123,6 +136,7 @@ class Table:
         self.transcripts = [folder / f"p{i}.moska" for i in range(players)]
         self.preset, self.players, self.timeout, self.pace = preset, players, timeout, pace
         self.host_bot, self.join_bot = host_bot, join_bot
+        self.host_args, self.host_preexec = host_args or [], host_preexec
         self.peers: list[Peer] = []
         self.port = 0
 
@@ -146,7 +160,8 @@ class Table:
         ]  # fmt: skip
         if timeout is not None:
             host_args += ["--timeout", str(timeout)]
-        self.peers.append(Peer("p0", host_args, folder))
+        host_args += self.host_args
+        self.peers.append(Peer("p0", host_args, folder, self.host_preexec))
         self.port = int(self.peers[0].wait_for(JOIN_LINE).group(1))
         for i in range(1, players):
             args = [

@@ -180,7 +180,7 @@ async def test_a_cancelled_beacon_says_closed(lan: Settings) -> None:
 @pytest.mark.trio
 async def test_garbage_and_forged_datagrams_are_ignored(lan: Settings) -> None:
     genuine = _datagram(seats=1, seq=1)
-    forged = signed_frame(MALLORY, {**_body(genuine), "seats": 2, "seq": 2})  # Alice's key
+    forged = signed_frame(MALLORY, "beacon", {**_body(genuine), "seats": 2, "seq": 2})  # Alice's
     tampered = genuine.replace(b"alice", b"alicf")
     junk = [
         b"\x00",
@@ -189,9 +189,11 @@ async def test_garbage_and_forged_datagrams_are_ignored(lan: Settings) -> None:
         genuine[:-1],  # truncated
         genuine + b"x",  # trailing byte
         b"\xff" * 3000,  # oversized
-        signed_frame(ALICE, {"moska-net": 1, "t": "hi"}),  # a lobby message, not a table
-        signed_frame(ALICE, {**_body(genuine), "seats": 9}),  # more seats than the table
-        signed_frame(ALICE, {**_body(genuine), "port": 0}),
+        signed_frame(ALICE, "net/hi", {"key": ALICE.public_bytes}),  # a lobby message
+        signed_frame(ALICE, "net/hi", _body(genuine)),  # a table, signed as another kind
+        signed_frame(ALICE, "beacon", {**_body(genuine), "seats": 9}),  # more seats than it has
+        signed_frame(ALICE, "beacon", {**_body(genuine), "port": 0}),
+        signed_frame(ALICE, "beacon", {**_body(genuine), "key": bytes([1]) + bytes(31)}),
         forged,
         tampered,
     ]
@@ -214,7 +216,7 @@ async def test_garbage_and_forged_datagrams_are_ignored(lan: Settings) -> None:
 def _body(datagram: bytes) -> dict[str, object]:
     from moska_p2p.protocol.frames import open_frame, unpack
 
-    payload, _ = open_frame(datagram[4:])
+    _, payload, _ = open_frame(datagram[4:])
     body = unpack(payload)
     assert isinstance(body, dict)
     return body

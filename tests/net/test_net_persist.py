@@ -19,7 +19,7 @@ from moska_p2p.net.persist import (
     read_frames,
 )
 from moska_p2p.net.wire import Entry
-from moska_p2p.protocol.config import TableConfig
+from moska_p2p.protocol.config import TableConfig, lobby_id
 from moska_p2p.protocol.frames import signed_frame
 from moska_p2p.protocol.transcript import read_transcript
 
@@ -27,8 +27,8 @@ ALICE = Identity.from_seed(bytes([1]) * 32)
 BOB = Identity.from_seed(bytes([2]) * 32)
 CONFIG = TableConfig("moska", 2, bytes(32), {"deck_kill": "on"}, 5.0)
 ROSTER = (
-    Entry(ALICE.public_bytes, "alice", "", 7000),
-    Entry(BOB.public_bytes, "bob", "192.168.1.7", 7001),
+    Entry.sign(ALICE, lobby_id(CONFIG), "alice", "", 7000),
+    Entry.sign(BOB, lobby_id(CONFIG), "bob", "192.168.1.7", 7001),
 )
 
 
@@ -56,7 +56,7 @@ def test_a_damaged_saved_game_is_refused(tmp_path: Path) -> None:
 
 def test_the_transcript_grows_by_appends_and_forgives_a_torn_last_write(tmp_path: Path) -> None:
     path = tmp_path / "game.moska"
-    frames = [signed_frame(ALICE, {"n": i}) for i in range(3)]
+    frames = [signed_frame(ALICE, "move", {"n": i}) for i in range(3)]
     keys = [e.key for e in ROSTER]
     file = TranscriptFile(path, ALICE.public_bytes, CONFIG, keys)
     file.append(frames[:2])

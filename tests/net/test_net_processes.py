@@ -20,7 +20,8 @@ from net_harness import LISTEN_LINE, Table
 from moska_p2p.protocol.frames import MAX_FRAME
 
 SEATS = re.compile(r"^seats: ", re.M)
-LOST = re.compile(r"result: (seat \d \((greedy|random), [0-9A-F]{4}-[0-9A-F]{4}\)( and )?)+ lost")
+FINGERPRINT = r"[0-9A-F]{4}(-[0-9A-F]{4}){3}"
+LOST = re.compile(rf"result: (seat \d \((greedy|random), {FINGERPRINT}\)( and )?)+ lost")
 
 
 def _assert_one_verified_game(table: Table) -> None:
@@ -43,9 +44,10 @@ def test_a_table_of_processes_plays_a_whole_game(
         assert "transcript verified" in peer.out
 
 
-def _mid_game(table: Table, watch: int, size: int = 40_000) -> None:
+def _mid_game(table: Table, watch: int, size: int = 100_000) -> None:
     """Wait until the game is under way: peer ``watch``'s transcript has grown past the
-    shuffle and the deal (about 25 kB for 4 peers) into the play."""
+    proven shuffle and the deal (about 70 kB for 4 peers: each pass carries its proof) into
+    the play."""
     for peer in table.peers:
         peer.wait_for(SEATS)
     deadline = time.monotonic() + 15

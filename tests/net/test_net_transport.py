@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+import msgpack
 import pytest
 import trio
 import trio.testing
@@ -18,7 +19,6 @@ from moska_p2p.net.link import Link
 from moska_p2p.net.node import Node, NodeOptions
 from moska_p2p.net.wire import (
     BYE,
-    NET,
     SYNC,
     FrameStream,
     NetMessage,
@@ -27,7 +27,7 @@ from moska_p2p.net.wire import (
     prefixed,
 )
 from moska_p2p.protocol.config import TableConfig
-from moska_p2p.protocol.frames import MAX_FRAME, FrameError, signed_frame
+from moska_p2p.protocol.frames import MAX_FRAME, FrameError, open_frame, pack, signed_frame
 from moska_p2p.protocol.transcript import verify_transcript
 
 ALICE = Identity.from_seed(bytes([1]) * 32)
@@ -37,7 +37,7 @@ BOB = Identity.from_seed(bytes([2]) * 32)
 @pytest.mark.trio
 async def test_frames_cross_a_stream_whatever_the_chunking() -> None:
     left, right = trio.testing.memory_stream_pair()
-    frames = [signed_frame(ALICE, {"n": i, "pad": "x" * 300 * i}) for i in range(5)]
+    frames = [signed_frame(ALICE, "move", {"n": i, "pad": "x" * 300 * i}) for i in range(5)]
     data = b"".join(frames)
     reader = FrameStream(right)
     got: list[bytes] = []
@@ -73,13 +73,17 @@ async def test_garbage_an_oversized_or_a_truncated_frame_breaks_the_stream(junk:
 
 
 def test_network_messages_are_told_apart_from_game_frames_and_checked() -> None:
-    assert classify(signed_frame(ALICE, {"t": "hello", "b": {}})[4:]) is None
+    assert classify(signed_frame(ALICE, "hello", {"t": "hello", "b": {}})[4:]) is None
     message = classify(net_frame(ALICE, SYNC, {"have": []})[4:])
     assert message == NetMessage(SYNC, ALICE.public_bytes, {"have": []})
-    forged = signed_frame(ALICE, {NET: 1, "t": SYNC, "key": BOB.public_bytes, "have": []})
-    unknown = signed_frame(ALICE, {NET: 1, "t": "teleport", "key": ALICE.public_bytes})
-    missing = signed_frame(ALICE, {NET: 1, "t": BYE, "key": ALICE.public_bytes})
-    for frame in (forged, unknown, missing):
+    forged = signed_frame(ALICE, "net/sync", {"key": BOB.public_bytes, "have": []})
+    payload = pack({"key": ALICE.public_bytes})
+    unknown = prefixed(msgpack.packb(["net/teleport", payload, ALICE.sign("net/x", payload)]))
+    missing = signed_frame(ALICE, "net/bye", {"key": ALICE.public_bytes})
+    _, bye_payload, bye_signature = open_frame(net_frame(ALICE, BYE, {"reason": "x"})[4:])
+    relabelled = prefixed(msgpack.packb(["net/refuse", bye_payload, bye_signature]))  # a bye
+    beacon = signed_frame(ALICE, "beacon", {"key": ALICE.public_bytes})
+    for frame in (forged, unknown, missing, beacon, relabelled):
         with pytest.raises(FrameError):
             classify(frame[4:])
 
@@ -104,7 +108,7 @@ async def test_a_link_carries_frames_says_bye_and_ends() -> None:
     owner_a, owner_b = _Owner(), _Owner()
     link_a = Link(owner_a, BOB.public_bytes, FrameStream(a))
     link_b = Link(owner_b, ALICE.public_bytes, FrameStream(b))
-    frames = [signed_frame(ALICE, {"n": i}) for i in range(3)]
+    frames = [signed_frame(ALICE, "move", {"n": i}) for i in range(3)]
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(link_a.run)
@@ -126,7 +130,7 @@ async def test_a_link_carries_frames_says_bye_and_ends() -> None:
 async def test_garbage_on_a_link_ends_that_link() -> None:
     a, b = trio.testing.memory_stream_pair()
     link = Link(_Owner(), BOB.public_bytes, FrameStream(a))
-    await b.send_all(signed_frame(BOB, {"n": 1}) + b"\x00\x00\x00\x03xyz")
+    await b.send_all(signed_frame(BOB, "move", {"n": 1}) + b"\x00\x00\x00\x03xyz")
     broke = False
     with trio.fail_after(5):
         try:

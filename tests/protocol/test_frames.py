@@ -1,5 +1,6 @@
-"""The signed msgpack framing: round trips, streaming, limits, garbage, and why we never
-re-encode a payload before checking its signature."""
+"""The signed msgpack framing (v2: ``[kind, payload, signature]``): round trips, streaming,
+limits (per kind, before decoding; a tighter cap before a link is authenticated), garbage, and
+why we never re-encode a payload before checking its signature."""
 
 from __future__ import annotations
 
@@ -13,10 +14,14 @@ from hypothesis import strategies as st
 
 from moska_p2p.crypto.identity import Identity, verify
 from moska_p2p.protocol.frames import (
+    GAME_KINDS,
     LENGTH_SIZE,
     MAX_DEPTH,
     MAX_FRAME,
     MAX_PAYLOAD,
+    MAX_PAYLOAD_OF,
+    NET_KINDS,
+    PRE_AUTH_MAX_FRAME,
     Field,
     FrameDecoder,
     FrameError,
@@ -43,7 +48,7 @@ MESSAGE = {
 }
 
 
-def _open(wire: bytes) -> tuple[bytes, bytes]:
+def _open(wire: bytes) -> tuple[str, bytes, bytes]:
     [body] = FrameDecoder().feed(wire)
     return open_frame(body)
 
@@ -52,13 +57,16 @@ def _open(wire: bytes) -> tuple[bytes, bytes]:
 
 
 def test_signed_frame_round_trip() -> None:
-    wire = signed_frame(ALICE, MESSAGE)
+    wire = signed_frame(ALICE, "move", MESSAGE)
     assert int.from_bytes(wire[:LENGTH_SIZE], "big") == len(wire) - LENGTH_SIZE
-    payload, signature = _open(wire)
+    kind, payload, signature = _open(wire)
+    assert kind == "move"
     assert payload == pack(MESSAGE)
     assert unpack(payload) == MESSAGE
-    assert verify(ALICE.public_bytes, payload, signature)
-    assert not verify(BOB.public_bytes, payload, signature)
+    assert verify(ALICE.public_bytes, "move", payload, signature)
+    assert not verify(BOB.public_bytes, "move", payload, signature)
+    assert not verify(ALICE.public_bytes, "claim", payload, signature)  # the kind is signed
+    assert wire[LENGTH_SIZE:] == msgpack.packb(["move", payload, signature], use_bin_type=True)
 
 
 def test_tuples_come_back_as_lists() -> None:
@@ -77,7 +85,8 @@ def test_finite_floats_are_allowed() -> None:
 def test_encode_open_round_trip() -> None:
     payload = pack({"k": 1})
     signature = bytes(range(64))
-    assert _open(encode_frame(payload, signature)) == (payload, signature)
+    for kind in MAX_PAYLOAD_OF:
+        assert _open(encode_frame(kind, payload, signature)) == (kind, payload, signature)
 
 
 @given(
@@ -103,7 +112,7 @@ def test_pack_unpack_round_trip(value: object) -> None:
 
 
 def test_frame_fed_one_byte_at_a_time() -> None:
-    wire = signed_frame(ALICE, MESSAGE)
+    wire = signed_frame(ALICE, "move", MESSAGE)
     decoder = FrameDecoder()
     got: list[bytes] = []
     for index in range(len(wire)):
@@ -117,18 +126,18 @@ def test_frame_fed_one_byte_at_a_time() -> None:
 
 
 def test_several_frames_in_one_feed_and_a_partial_tail() -> None:
-    wires = [signed_frame(ALICE, {"seq": n}) for n in range(3)]
-    tail = signed_frame(BOB, {"seq": 3})
+    wires = [signed_frame(ALICE, "move", {"seq": n}) for n in range(3)]
+    tail = signed_frame(BOB, "move", {"seq": 3})
     decoder = FrameDecoder()
     frames = decoder.feed(b"".join(wires) + tail[:10])
-    assert [unpack(open_frame(body)[0]) for body in frames] == [{"seq": n} for n in range(3)]
+    assert [unpack(open_frame(body)[1]) for body in frames] == [{"seq": n} for n in range(3)]
     assert decoder.pending == 10
     [last] = decoder.feed(tail[10:])
-    assert unpack(open_frame(last)[0]) == {"seq": 3}
+    assert unpack(open_frame(last)[1]) == {"seq": 3}
 
 
 def test_empty_feed_and_truncated_input_stay_pending() -> None:
-    wire = signed_frame(ALICE, MESSAGE)
+    wire = signed_frame(ALICE, "move", MESSAGE)
     decoder = FrameDecoder()
     assert decoder.feed(b"") == []
     assert decoder.feed(wire[:2]) == []  # half a length
@@ -151,7 +160,7 @@ def test_frame_over_the_cap_is_refused_as_soon_as_the_length_is_read() -> None:
         decoder.feed(b"\x01")  # completes the length; no body byte has arrived
     assert decoder.pending == 0  # nothing held
     with pytest.raises(FrameError):  # the stream has lost its framing for good
-        decoder.feed(signed_frame(ALICE, {"seq": 0}))
+        decoder.feed(signed_frame(ALICE, "move", {"seq": 0}))
 
 
 def test_frame_at_the_cap_is_accepted_by_the_decoder() -> None:
@@ -162,20 +171,108 @@ def test_frame_at_the_cap_is_accepted_by_the_decoder() -> None:
     assert len(body) == MAX_FRAME
 
 
-def test_largest_payload_fits_exactly() -> None:
+def test_largest_payload_fits() -> None:
     payload = bytes(MAX_PAYLOAD)
-    wire = encode_frame(payload, bytes(64))
-    assert len(wire) == LENGTH_SIZE + MAX_FRAME
-    assert _open(wire) == (payload, bytes(64))
+    wire = encode_frame("verdict", payload, bytes(64))
+    assert len(wire) <= LENGTH_SIZE + MAX_FRAME
+    assert _open(wire) == ("verdict", payload, bytes(64))
     with pytest.raises(FrameError, match="over the limit"):
-        encode_frame(bytes(MAX_PAYLOAD + 1), bytes(64))
+        encode_frame("verdict", bytes(MAX_PAYLOAD + 1), bytes(64))
+    assert MAX_FRAME == 64 * 1024
+    assert MAX_PAYLOAD_OF["verdict"] == MAX_PAYLOAD
 
 
 def test_encode_frame_checks_its_arguments() -> None:
     with pytest.raises(FrameError, match="64 bytes, got 63"):
-        encode_frame(b"\x80", bytes(63))
+        encode_frame("move", b"\x80", bytes(63))
     with pytest.raises(FrameError, match="must be bytes"):
-        encode_frame("text", bytes(64))  # type: ignore[arg-type]
+        encode_frame("move", "text", bytes(64))  # type: ignore[arg-type]
+    with pytest.raises(FrameError, match="unknown frame kind 'teleport'"):
+        encode_frame("teleport", b"\x80", bytes(64))
+    with pytest.raises(FrameError, match="kind must be str"):
+        encode_frame(b"move", b"\x80", bytes(64))  # type: ignore[arg-type]
+    with pytest.raises(FrameError, match="a seat payload of 257 bytes is over the limit of 256"):
+        encode_frame("seat", bytes(257), bytes(64))
+
+
+# -- caps per kind, checked before the payload is decoded (issue 11 item 2) ----------------------
+
+
+def test_the_caps_per_kind() -> None:
+    kib = 1024
+    expected = {
+        "hello": 2 * kib, "seat": 256, "shuffle1": 16 * kib, "shuffle2": 8 * kib,
+        "keys": 4 * kib, "move": 4 * kib, "claim": 512, "disclose": 4 * kib, "result": 512,
+        "leave": 512, "verdict": MAX_PAYLOAD,
+    }  # fmt: skip
+    assert expected == GAME_KINDS
+    assert all(kind.startswith("net/") and cap <= 4 * kib for kind, cap in NET_KINDS.items())
+    assert MAX_PAYLOAD_OF["beacon"] == kib
+    assert set(MAX_PAYLOAD_OF) == {*GAME_KINDS, *NET_KINDS, "beacon"}
+    before_auth = ("hi", "join", "link", "welcome", "refuse")  # all fit a pre-auth frame
+    assert all(NET_KINDS[f"net/{kind}"] + 106 <= PRE_AUTH_MAX_FRAME for kind in before_auth)
+
+
+@pytest.mark.parametrize("kind", sorted(MAX_PAYLOAD_OF))
+def test_a_payload_over_its_kinds_cap_is_refused_unopened(kind: str) -> None:
+    """open_frame measures the payload bin against the kind's cap and never decodes it: a
+    payload of nested arrays one byte over the cap is refused as fast as zeros are."""
+    cap = MAX_PAYLOAD_OF[kind]
+    at_cap = _body([kind, bytes(cap), SIG])
+    assert open_frame(at_cap) == (kind, bytes(cap), SIG)
+    if cap < MAX_PAYLOAD:
+        for payload in (bytes(cap + 1), b"\x91" * (cap + 1)):
+            with pytest.raises(FrameError, match=f"over the limit of {cap}"):
+                open_frame(_body([kind, payload, SIG]))
+
+
+def test_a_frame_of_a_million_empty_arrays_costs_nothing() -> None:
+    """The issue's stall: a 1 MiB payload of empty arrays was decoded and walked before any
+    check. Now the decoder refuses its length, and a smaller one is refused by its cap."""
+    bomb = b"\xdd\x00\x0f\xff\xff" + b"\x90" * 0xFFFFF  # an array of a million empty arrays
+    with pytest.raises(FrameError, match="over the limit"):
+        FrameDecoder().feed(len(bomb).to_bytes(4, "big"))
+    small = b"\xdc\x0f\xff" + b"\x90" * 0xFFF  # 4 KiB: over the cap of a leave
+    with pytest.raises(FrameError, match="over the limit of 512"):
+        open_frame(_body(["leave", small, SIG]))
+
+
+def test_unpack_with_a_limit_bounds_the_objects() -> None:
+    assert unpack(b"\x91\x90", limit=2) == [[]]
+    with pytest.raises(FrameError, match="over the limit of 2"):
+        unpack(b"\x92\x90\x90", limit=2)
+    with pytest.raises(FrameError):
+        unpack(b"\xdd\x00\x00\x10\x00" + b"\x90" * 4096, limit=4096)
+
+
+def test_unknown_kinds_are_refused() -> None:
+    for kind in ("teleport", "net/teleport", "Move", "", "net/", "x" * 32):
+        with pytest.raises(FrameError, match="unknown frame kind"):
+            open_frame(_body([kind, b"\x80", SIG]))
+    with pytest.raises(FrameError, match="malformed msgpack"):  # over 32 characters
+        open_frame(_body(["x" * 33, b"\x80", SIG]))
+    with pytest.raises(FrameError, match="kind must be str"):
+        open_frame(_body([b"move", b"\x80", SIG]))
+
+
+def test_a_decoder_can_be_tightened_before_authentication() -> None:
+    """A connection starts with PRE_AUTH_MAX_FRAME; the cap applies to each frame as it is
+    taken out, so a big frame that came in the same read as the last handshake frame is
+    accepted once the cap is raised."""
+    small = signed_frame(ALICE, "leave", {"reason": "x"})
+    big = signed_frame(ALICE, "shuffle1", {"points": [bytes(32)] * 200})
+    assert len(big) - LENGTH_SIZE > PRE_AUTH_MAX_FRAME
+    decoder = FrameDecoder(max_frame=PRE_AUTH_MAX_FRAME)
+    decoder.push(small + big)
+    assert decoder.pop() == small[LENGTH_SIZE:]
+    decoder.max_frame = MAX_FRAME  # authenticated
+    assert decoder.pop() == big[LENGTH_SIZE:]
+    assert decoder.pop() is None and decoder.pending == 0
+    tight = FrameDecoder(max_frame=PRE_AUTH_MAX_FRAME)
+    with pytest.raises(FrameError, match=f"over the limit of {PRE_AUTH_MAX_FRAME}"):
+        tight.feed(big[:LENGTH_SIZE])  # refused as soon as its length arrives
+    with pytest.raises(ValueError):
+        FrameDecoder(max_frame=MAX_FRAME + 1)
 
 
 # -- garbage bodies ------------------------------------------------------------------------------
@@ -197,21 +294,24 @@ def _reason_id(value: object) -> str:
     [
         (b"", "truncated"),
         (b"\xc1", "not msgpack"),
-        (b"\x92\xc4", "truncated"),
-        (_body([b"\x80", SIG]) + b"\x00", "trailing bytes"),
-        (_body({"payload": b"\x80", "signature": SIG}), "must be an array"),
+        (b"\x93\xc4", "truncated"),
+        (_body(["move", b"\x80", SIG]) + b"\x00", "trailing bytes"),
+        (_body({"kind": "move", "payload": b"\x80", "signature": SIG}), "must be an array"),
         (_body(7), "must be an array"),
-        (_body([b"\x80"]), "of 1"),
-        (_body([b"\x80", SIG, b""]), "malformed msgpack"),  # over max_array_len=2
-        (_body(["text payload", SIG]), "payload must be bin"),
-        (_body([b"\x80", "x" * 64]), "signature must be bin"),
-        (_body([b"\x80", [1, 2]]), "signature must be bin"),
-        (_body([b"\x80", bytes(63)]), "64 bytes, got 63"),
-        (_body([b"\x80", bytes(65)]), "64 bytes, got 65"),
-        (_body([msgpack.ExtType(1, b"x"), SIG]), "extension types"),
-        (_body({1: b"x", 2: SIG}), "map keys must be str"),
-        (b"\x92\xa2\xff\xfe" + _body(SIG), "UTF-8"),
+        (_body([b"\x80", SIG]), "of 2"),  # a v1 frame: [payload, signature]
+        (_body(["move", b"\x80"]), "of 2"),
+        (_body(["move", b"\x80", SIG, b""]), "malformed msgpack"),  # over max_array_len=3
+        (_body(["move", "text payload", SIG]), "payload must be bin"),
+        (_body(["move", b"\x80", "x" * 32]), "signature must be bin"),
+        (_body(["move", b"\x80", [1, 2]]), "signature must be bin"),
+        (_body(["move", b"\x80", bytes(63)]), "64 bytes, got 63"),
+        (_body(["move", b"\x80", bytes(65)]), "64 bytes, got 65"),
+        (_body(["move", msgpack.ExtType(1, b"x"), SIG]), "extension types"),
+        (_body({1: b"x", 2: SIG, 3: "move"}), "map keys must be str"),
+        (b"\x93\xa2\xff\xfe" + _body(b"\x80") + _body(SIG), "UTF-8"),
         (b"\xdd\xff\xff\xff\xff", "malformed msgpack"),  # claims four billion items
+        (_body([None, b"\x80", SIG]), "kind must be str, got None"),
+        (_body(["nope", b"\x80", SIG]), "unknown frame kind 'nope'"),
         (bytes(MAX_FRAME + 1), "over the limit"),
     ],
     ids=_reason_id,
@@ -239,7 +339,7 @@ def test_garbage_bodies_raise_frame_error(body: bytes, reason: str) -> None:
         (b"\x91" * 5000 + b"\x00", "nested too deeply"),
         (b"\xdd\x7f\xff\xff\xff", "malformed msgpack"),  # over max_array_len
         (b"\xdf\x00\x01\x00\x00", "malformed msgpack"),  # over max_map_len
-        (b"\xdb\x00\x01\x00\x01" + b"a" * 65537, "malformed msgpack"),  # over max_str_len
+        (b"\xdb\x00\x01\x00\x01" + b"a" * 100, "truncated"),  # claims a longer str
         (b"\xa1\xff", "UTF-8"),
         (bytes(MAX_PAYLOAD + 1), "over the limit"),
     ],
@@ -268,7 +368,7 @@ def test_unpack_accepts_the_deepest_allowed_nesting() -> None:
         ({"s": {1, 2}}, "may not hold a set"),
         ({"big": 1 << 64}, "does not fit"),
         ({"small": -(1 << 63) - 1}, "does not fit"),
-        ({"s": "x" * (64 * 1024 + 1)}, "malformed msgpack"),
+        ({"s": "x" * (64 * 1024 + 1)}, "over the limit"),
         ({"b": bytes(MAX_PAYLOAD)}, "over the limit"),
         ({"s": "\ud800"}, "cannot pack"),  # a lone surrogate is no UTF-8
     ],
@@ -289,7 +389,7 @@ def test_non_bytes_input_is_a_frame_error() -> None:
     with pytest.raises(FrameError):
         unpack("text")  # type: ignore[arg-type]
     with pytest.raises(FrameError):
-        open_frame(bytearray(b"\x92"))  # type: ignore[arg-type]
+        open_frame(bytearray(b"\x93"))  # type: ignore[arg-type]
 
 
 # -- decoding never crashes ----------------------------------------------------------------------
@@ -317,7 +417,9 @@ def _hostile_bytes(draw: st.DrawFn) -> bytes:
         return draw(st.binary(max_size=200))
     data = bytearray(msgpack.packb(draw(_msgpack_values), use_bin_type=True))
     if kind == "framed":
-        data = bytearray(_body([bytes(data), draw(st.binary(min_size=60, max_size=68))]))
+        frame_kind = draw(st.sampled_from([*MAX_PAYLOAD_OF, "x", ""]) | st.text(max_size=5))
+        signature = draw(st.binary(min_size=60, max_size=68))
+        data = bytearray(_body([frame_kind, bytes(data), signature]))
     if kind in ("mutated", "framed") and data:
         for _ in range(draw(st.integers(0, 3))):
             index = draw(st.integers(0, len(data) - 1))
@@ -335,11 +437,12 @@ def test_unpack_raises_only_frame_error(data: bytes) -> None:
 @given(_hostile_bytes())
 def test_open_frame_raises_only_frame_error(data: bytes) -> None:
     try:
-        payload, signature = open_frame(data)
+        kind, payload, signature = open_frame(data)
     except FrameError:
         return
     assert len(signature) == 64
     assert isinstance(payload, bytes)
+    assert len(payload) <= MAX_PAYLOAD_OF[kind]
 
 
 @given(st.lists(st.binary(max_size=40), max_size=10))
@@ -356,26 +459,26 @@ def test_decoder_raises_only_frame_error(chunks: list[bytes]) -> None:
 @given(st.lists(st.integers(0, 2000), max_size=6), st.data())
 def test_decoder_splits_any_chunking_of_a_stream(sizes: list[int], data: st.DataObject) -> None:
     messages = [{"seq": n, "pad": bytes(size)} for n, size in enumerate(sizes)]
-    stream = b"".join(signed_frame(ALICE, m) for m in messages)
+    stream = b"".join(signed_frame(ALICE, "verdict", m) for m in messages)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=10)))
     decoder = FrameDecoder()
     bodies: list[bytes] = []
     for start, end in zip([0, *cuts], [*cuts, len(stream)], strict=True):
         bodies += decoder.feed(stream[start:end])
     assert decoder.pending == 0
-    assert [unpack(open_frame(body)[0]) for body in bodies] == messages
+    assert [unpack(open_frame(body)[1]) for body in bodies] == messages
 
 
 # -- signatures cover the exact payload bytes ----------------------------------------------------
 
 
 def test_signature_covers_the_exact_payload_bytes() -> None:
-    payload, signature = _open(signed_frame(ALICE, MESSAGE))
-    assert signature == ALICE.sign(payload)
+    kind, payload, signature = _open(signed_frame(ALICE, "move", MESSAGE))
+    assert signature == ALICE.sign("move", payload)
     for index in range(len(payload)):
         tampered = bytearray(payload)
         tampered[index] ^= 0x01
-        assert not verify(ALICE.public_bytes, bytes(tampered), signature)
+        assert not verify(ALICE.public_bytes, kind, bytes(tampered), signature)
 
 
 def test_a_re_encoded_payload_does_not_verify() -> None:
@@ -385,19 +488,19 @@ def test_a_re_encoded_payload_does_not_verify() -> None:
     message = {"seq": 1}
     compact = pack(message)
     assert compact == b"\x81\xa3seq\x01"  # fixmap, fixstr, positive fixint
-    signature = ALICE.sign(compact)
+    signature = ALICE.sign("move", compact)
     wide = b"\x81\xa3seq" + b"\xce" + struct.pack(">I", 1)  # the same 1 as a uint32
     wider_key = b"\x81\xd9\x03seq\x01"  # the same key as a str8
     for other in (wide, wider_key):
         assert unpack(other) == message  # the same message to every decoder...
         assert other != compact  # ...but other bytes...
-        assert not verify(ALICE.public_bytes, other, signature)  # ...so another signature
+        assert not verify(ALICE.public_bytes, "move", other, signature)  # ...another signature
     # A sender who signs the wide form is verified on the bytes it sent, not on our re-encoding.
-    wide_signature = ALICE.sign(wide)
-    frame_payload, frame_signature = _open(encode_frame(wide, wide_signature))
+    wide_signature = ALICE.sign("move", wide)
+    kind, frame_payload, frame_signature = _open(encode_frame("move", wide, wide_signature))
     assert frame_payload == wide
-    assert verify(ALICE.public_bytes, frame_payload, frame_signature)
-    assert not verify(ALICE.public_bytes, pack(unpack(frame_payload)), frame_signature)
+    assert verify(ALICE.public_bytes, kind, frame_payload, frame_signature)
+    assert not verify(ALICE.public_bytes, kind, pack(unpack(frame_payload)), frame_signature)
 
 
 # -- field checks --------------------------------------------------------------------------------

@@ -1,0 +1,175 @@
+"""Trust on first use for the people at a table: the known-peers file, as ssh's known_hosts.
+
+A key is all that tells one player from another, and a fingerprint is only checked if someone
+reads it aloud. So each peer remembers, in ``$XDG_CONFIG_HOME/moska-p2p/known_peers`` (mode
+0600), the key every player name had at the tables of a given host (a host is known by its
+key): the first game at Alice's table teaches that "bob" is ``5A1C-...``; if "bob" comes back
+to Alice's table with another key, the joiner and the host refuse to play, loudly, and say how
+to proceed (as ssh does when a host key changes). A name that several players share at one
+table (bots all named ``random``) is not remembered: it names nobody in particular.
+
+One line per (host, name)::
+
+    HOST-KEY-HEX  NAME  KEY-HEX  # host FINGERPRINT, NAME FINGERPRINT
+
+``NAME`` is percent-encoded (no spaces); lines starting with ``#`` and blank lines are
+comments; a malformed line is ignored (and kept).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+from ..crypto.identity import PUBLIC_KEY_SIZE, fingerprint_of
+
+FILE_NAME = "known_peers"
+
+
+class KnownPeersError(Exception):
+    """The known-peers file cannot be used (unreadable, or others may write it)."""
+
+
+def default_known_peers_path() -> Path:
+    """``$XDG_CONFIG_HOME/moska-p2p/known_peers`` (``~/.config`` when unset or relative)."""
+    config = os.environ.get("XDG_CONFIG_HOME", "")
+    base = Path(config) if config and Path(config).is_absolute() else Path.home() / ".config"
+    return base / "moska-p2p" / FILE_NAME
+
+
+@dataclass(frozen=True)
+class Change:
+    """A known name that comes with another key."""
+
+    path: Path
+    line: int  # 1-based line of the file that holds the old key
+    host: bytes
+    name: str
+    known: bytes
+    now: tuple[bytes, ...]
+
+    def message(self) -> str:
+        """The loud refusal, with how to proceed."""
+        shown = "".join(c if c.isprintable() else "?" for c in self.name)
+        new = ", ".join(fingerprint_of(k) for k in self.now)
+        bar = "@" * 64
+        return "\n".join(
+            [
+                bar,
+                "@    WARNING: A KNOWN PLAYER'S KEY HAS CHANGED!" + " " * 17 + "@",
+                bar,
+                f"At the tables of the host {fingerprint_of(self.host)}, {shown!r} had the key",
+                f"    {fingerprint_of(self.known)}",
+                f"and now comes with {'the key' if len(self.now) == 1 else 'the keys'}",
+                f"    {new}",
+                f"Someone may be pretending to be {shown}, or {shown} has a new key file.",
+                f"Ask {shown} to run 'moska keygen' and read out the fingerprint. If it is the new",
+                f"one, forget the old key (line {self.line} of {self.path}):",
+                f"    sed -i '{self.line}d' {self.path}",
+                "and try again. Refusing to play.",
+            ]
+        )
+
+
+def _check_mode(path: Path) -> None:
+    if os.name != "posix":
+        return
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return
+    if mode & 0o022:
+        raise KnownPeersError(
+            f"{path} is writable by others (mode {mode:04o}), who could make you trust their"
+            f" keys: chmod 600 {path}"
+        )
+
+
+class KnownPeers:
+    """The known-peers file in memory: check a table's players, remember them."""
+
+    def __init__(self, path: Path, lines: list[str] | None = None) -> None:
+        self.path = path
+        self.lines: list[str] = lines or []
+        self.records: dict[tuple[bytes, str], tuple[bytes, int]] = {}
+        for number, line in enumerate(self.lines, 1):
+            record = self._parse(line)
+            if record is not None:
+                host, name, key = record
+                self.records.setdefault((host, name), (key, number))
+
+    @staticmethod
+    def _parse(line: str) -> tuple[bytes, str, bytes] | None:
+        parts = line.split("#", 1)[0].split()
+        if len(parts) != 3:
+            return None
+        try:
+            host, key = bytes.fromhex(parts[0]), bytes.fromhex(parts[2])
+        except ValueError:
+            return None
+        if len(host) != PUBLIC_KEY_SIZE or len(key) != PUBLIC_KEY_SIZE:
+            return None
+        return host, unquote(parts[1]), key
+
+    @classmethod
+    def load(cls, path: Path) -> KnownPeers:
+        """Read ``path`` (none yet: nothing known); :class:`KnownPeersError` if it cannot be
+        read or others may write it."""
+        _check_mode(path)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return cls(path)
+        except OSError as error:
+            raise KnownPeersError(f"cannot read {path}: {error}") from None
+        return cls(path, text.splitlines())
+
+    def known(self, host: bytes, name: str) -> bytes | None:
+        record = self.records.get((host, name))
+        return record[0] if record else None
+
+    def check(self, host: bytes, players: Iterable[tuple[str, bytes]]) -> list[Change]:
+        """The known names of ``players`` (name, key) at ``host``'s tables that none of the
+        players of that name has the remembered key of."""
+        by_name: dict[str, list[bytes]] = {}
+        for name, key in players:
+            by_name.setdefault(name, []).append(key)
+        changes = []
+        for name, keys in by_name.items():
+            record = self.records.get((host, name))
+            if record is not None and record[0] not in keys:
+                changes.append(Change(self.path, record[1], host, name, record[0], tuple(keys)))
+        return changes
+
+    def remember(self, host: bytes, players: Sequence[tuple[str, bytes]]) -> int:
+        """Add the players whose name is theirs alone at this table and not yet known; write
+        the file (0600, atomically) if anything is new. Returns how many were added."""
+        from .persist import write_private
+
+        counts: dict[str, int] = {}
+        for name, _ in players:
+            counts[name] = counts.get(name, 0) + 1
+        added = 0
+        for name, key in players:
+            if counts[name] != 1 or not name or (host, name) in self.records:
+                continue
+            self.lines.append(
+                f"{host.hex()} {quote(name, safe='')} {key.hex()}"
+                f"  # host {fingerprint_of(host)}, {fingerprint_of(key)}"
+            )
+            self.records[(host, name)] = (key, len(self.lines))
+            added += 1
+        if added:
+            _check_mode(self.path)
+            if not self.path.parent.exists():
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            header = [] if self.lines[0].startswith("#") else ["# moska-p2p known peers"]
+            if header:
+                self.lines[:0] = header
+                self.records = {k: (key, line + 1) for k, (key, line) in self.records.items()}
+            write_private(self.path, ("\n".join(self.lines) + "\n").encode("utf-8"))
+        return added
