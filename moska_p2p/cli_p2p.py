@@ -105,7 +105,7 @@ def verify(
     files: list[Path] = typer.Argument(..., help="Transcripts written by peers."),
     as_json: bool = typer.Option(False, "--json", help="Print each result as a JSON line."),
 ) -> None:
-    """Check transcripts: every signature, the shuffle, every move, the audit."""
+    """Check transcripts: every signature, every shuffle proof, every key, every move."""
     invalid = False
     for file in files:
         if not file.is_file():
@@ -115,8 +115,14 @@ def verify(
         invalid |= not report.valid
         if as_json:
             data = report.to_json()
-            keys = ("valid", "game_id", "final_state_hash", "losers", "fault")
+            keys = ("valid", "game_id", "final_state_hash", "losers", "fault", "verdict")
             typer.echo(json.dumps({k: data[k] for k in keys}))
+        elif report.valid and report.verdict is not None:
+            losers = ", ".join(f"seat {s}" for s in report.losers) or "nobody"
+            typer.echo(
+                f"valid: {file.name}: game {report.game_id} stopped after {report.moves} moves:"
+                f" {report.verdict}; forfeit: {losers}"
+            )
         elif report.valid:
             losers = ", ".join(f"seat {s}" for s in report.losers) or "nobody (a draw)"
             typer.echo(

@@ -1,29 +1,40 @@
 """Protocol messages: the signed envelope and every message body, strictly validated.
 
-Every message is a msgpack map ``{"v", "g", "f", "s", "p", "t", "b"}``: protocol version,
-game id (the table id in ``hello``), sender public key, per-sender sequence number, hash of
-the sender's previous payload, type, body. PROTOCOL.md in ``protocol/`` is the reference;
-this module is its executable form: any field of the wrong type or size is refused before the
-message goes further.
+Every message is a msgpack map ``{"v", "g", "f", "s", "p", "t", "b", "h"}``: protocol
+version, game id (the table id in ``hello``), sender public key, per-sender sequence number,
+hash of the sender's previous payload, type, body, and the sender's *heads*: for every roster
+member in roster order, ``[n, hash8]``, how many of its messages the sender had applied and
+the first 8 bytes of the last one's hash (``[0, b""]`` for none). Heads let peers notice that
+they hold different messages under one sequence number without relaying every frame.
+PROTOCOL.md in ``protocol/`` is the reference; this module is its executable form: any field
+of the wrong type or size is refused before the message goes further.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .frames import FrameError, pack, unpack
 
-VERSION = 1
+VERSION = 2
 HASH = 32  # bytes of a SHA-256 digest, a ristretto255 point or scalar, a public key
 NO_PREVIOUS = bytes(HASH)
 MAX_NAME = 40
 MAX_POSITIONS = 52
+HEAD_HASH = 8  # bytes of a payload hash kept in a head
 
-HELLO, SEAT, COMMIT, SHUFFLE1, SHUFFLE2 = "hello", "seat", "commit", "shuffle1", "shuffle2"
-KEYS, MOVE, CLAIM, AUDIT, RESULT, LEAVE = "keys", "move", "claim", "audit", "result", "leave"
+HELLO, SEAT, SHUFFLE1, SHUFFLE2 = "hello", "seat", "shuffle1", "shuffle2"
+KEYS, MOVE, CLAIM, DISCLOSE = "keys", "move", "claim", "disclose"
+RESULT, LEAVE, VERDICT = "result", "leave", "verdict"
+MAX_EVIDENCE = 4  # signed frames a verdict message carries
+MAX_EVIDENCE_FRAME = 12 * 1024  # four fit in a verdict (frames.py caps it at 64 KiB)
+# Proof sizes (PROTOCOL.md, "Proofs"): the shuffle argument is 4N+5 32-byte items, the
+# re-keying proof a (challenge, response) pair per position.
+SHUFFLE_PROOF_ITEMS = 4
+REKEY_PROOF_ITEMS = 2
 
 
 class MessageError(FrameError):
@@ -44,6 +55,7 @@ class Message:
     type: str
     body: Mapping[str, Any]
     payload: bytes
+    heads: tuple[tuple[int, bytes], ...] = ()
 
     @property
     def hash(self) -> bytes:
@@ -110,6 +122,21 @@ def _points(value: Any, what: str) -> None:
         _bytes(item, f"an item of {what}")
 
 
+def _proof(value: Any, what: str) -> None:
+    """A proof is opaque bytes here; its exact size depends on the deck and is checked by the
+    deck phase (a wrong size is the sender's fault, named in a verdict)."""
+    limit = (SHUFFLE_PROOF_ITEMS * MAX_POSITIONS + 5) * HASH
+    if not isinstance(value, bytes) or len(value) > limit:
+        raise MessageError(f"{what} must be bytes of at most {limit}")
+
+
+def _evidence(value: Any, what: str) -> None:
+    for item in _list(value, what, MAX_EVIDENCE):
+        _bytes(item, f"an item of {what}", None)
+        if len(item) > MAX_EVIDENCE_FRAME:
+            raise MessageError(f"an item of {what} is longer than {MAX_EVIDENCE_FRAME} bytes")
+
+
 def _claim_card(value: Any, what: str) -> None:
     if value is not None:
         _keys_list([value], what)
@@ -140,19 +167,24 @@ _FIELDS: dict[str, dict[str, _Check]] = {
         "roster": _roster,
     },
     SEAT: {"secret": _bytes},
-    COMMIT: {"seed": _bytes},
-    SHUFFLE1: {"points": _points},
-    SHUFFLE2: {"points": _points, "keys": _points},
+    SHUFFLE1: {"scalar": _bytes, "points": _points, "proof": _proof},
+    SHUFFLE2: {"points": _points, "keys": _points, "proof": _proof},
     KEYS: {"keys": _keys_list},
+    DISCLOSE: {"keys": _keys_list},
     MOVE: {
         "move": lambda v, w: _str(v, w, 80),
         "state": _bytes,
         "cards": _keys_list,
     },
     CLAIM: {"rank": lambda v, w: _int(v, w, 0, 12), "card": _claim_card},
-    AUDIT: {"seed": _bytes, "state": _bytes},
     RESULT: {"state": _bytes, "losers": _losers, "transcript": _bytes},
     LEAVE: {"reason": lambda v, w: _str(v, w, 200)},
+    VERDICT: {
+        "kind": lambda v, w: _str(v, w, 40),
+        "culprits": _roster,
+        "reason": lambda v, w: _str(v, w, 400),
+        "evidence": _evidence,
+    },
 }
 MESSAGE_TYPES = tuple(_FIELDS)
 
@@ -162,8 +194,8 @@ def parse_payload(payload: bytes) -> Message:
     data = unpack(payload)
     if not isinstance(data, dict):
         raise MessageError("a message must be a map")
-    if set(data) != {"v", "g", "f", "s", "p", "t", "b"}:
-        raise MessageError(f"a message has the fields v g f s p t b, not {sorted(data)}")
+    if set(data) != {"v", "g", "f", "s", "p", "t", "b", "h"}:
+        raise MessageError(f"a message has the fields v g f s p t b h, not {sorted(data)}")
     version = _int(data["v"], "v")
     if version != VERSION:
         raise MessageError(f"protocol version {version} is not {VERSION}")
@@ -181,12 +213,35 @@ def parse_payload(payload: bytes) -> Message:
         kind,
         body,
         payload,
+        _heads(data["h"]),
     )
 
 
+def _heads(value: Any) -> tuple[tuple[int, bytes], ...]:
+    out = []
+    for item in _list(value, "h", 6):
+        pair = _list(item, "a head", 2)
+        if len(pair) != 2:
+            raise MessageError("a head must be [count, hash8]")
+        count = _int(pair[0], "a head's count", 0, 1 << 20)
+        digest = _bytes(pair[1], "a head's hash", None)
+        if len(digest) != (HEAD_HASH if count else 0):
+            raise MessageError(f"a head's hash must be {HEAD_HASH} bytes (none for count 0)")
+        out.append((count, digest))
+    return tuple(out)
+
+
 def encode_payload(
-    game: bytes, sender: bytes, seq: int, prev: bytes, kind: str, body: Mapping[str, Any]
+    game: bytes,
+    sender: bytes,
+    seq: int,
+    prev: bytes,
+    kind: str,
+    body: Mapping[str, Any],
+    heads: Sequence[tuple[int, bytes]] = (),
 ) -> bytes:
     """The payload bytes of a message (validated as any received one would be)."""
     _check_body(kind, body)
-    return pack({"v": VERSION, "g": game, "f": sender, "s": seq, "p": prev, "t": kind, "b": body})
+    _heads([list(h) for h in heads])
+    envelope = {"v": VERSION, "g": game, "f": sender, "s": seq, "p": prev, "t": kind, "b": body}
+    return pack({**envelope, "h": [list(h) for h in heads]})

@@ -5,11 +5,24 @@ clock: :meth:`receive` takes a frame's bytes, :meth:`play` a local move, :meth:`
 time; each returns a list of outputs (frames to send to every other peer, and events). The
 same class, with no identity, is the *observer* that ``moska verify`` runs over a transcript.
 
-Stages (PROTOCOL.md): hello -> seat -> commit -> shuffle1 -> shuffle2 -> play -> audit ->
-result. Every message is processed in its sender's sequence order; one that cannot apply yet
-(a key for a draw this peer has not reached) waits in its sender's queue. A message that
-breaks a rule stops the session with a :class:`~.verdict.Verdict`; a frame nobody can be
-blamed for (bad signature, malformed, another game, a replay) is only :class:`Rejected`.
+The phases of a game (PROTOCOL.md v2), each a few handlers below:
+
+1. **seating**: ``hello`` (nonce, seat commitment), ``seat`` (the committed secret): the seats
+   and the dealer come from every secret together;
+2. **the deck** (:mod:`.deck_phase`): ``shuffle1`` and ``shuffle2`` in seat order, each
+   proven (a shuffle argument, a re-keying proof) and checked on arrival;
+3. **play**: ``keys`` (the releases a draw or a public reveal needs), ``move``, ``claim``
+   (RULES D3, settled by :mod:`.claims`);
+4. **disclosure**: at the end, only what a pending D3 denial needs (``disclose``);
+5. **result**: every peer signs the final state, the losers and its transcript's hash.
+
+Every message is processed in its sender's sequence order; one that cannot apply yet waits in
+its sender's queue, inside a bounded window. A message that breaks a rule stops the session
+with a :class:`~.verdict.Verdict` naming its sender, the signed frame as evidence; so does
+silence past the timeout, and leaving: either costs the culprit the game (a forfeit), and this
+peer says so in a signed ``verdict`` message. A frame nobody can be blamed for (bad signature,
+malformed, another game, a replay) is only :class:`Rejected`. Nothing raised by a check on
+remote data escapes :meth:`receive`; an exception is a bug of this peer (:class:`LocalError`).
 """
 
 from __future__ import annotations
@@ -18,22 +31,31 @@ import hashlib
 import secrets as system_random
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..cards import CARD_TEXT
 from ..crypto import deck as mp
-from ..crypto.identity import Identity, verify
-from ..engine import Game, IllegalMove, Move, new_game, new_hidden_game, parse_move
+from ..crypto.identity import Identity, is_acceptable_public_key, verify
+from ..engine import Game, IllegalMove, Move, new_hidden_game, parse_move
+from ..engine.errors import RevealError
 from ..engine.moves import ATTACK, BEG, EXCHANGE, KILL, SELF, TRANSFER, TRANSFER_SHOW
 from . import messages as m
 from . import verdict as v
+from .claims import ClaimBook, Denial
 from .config import TableConfig, game_id, table_id
+from .deck_phase import STAGE_PASS1, DeckPhase
 from .frames import FrameError, encode_frame, open_frame
+from .ordering import WINDOW, SenderLog
 
-STAGES = ("hello", "seat", "commit", "shuffle1", "shuffle2", "play", "audit", "result", "done")
-HELLO, SEAT, COMMIT, SHUFFLE1, SHUFFLE2, PLAY, AUDIT, RESULT, DONE = range(9)
-STOPPED = 9
+__all__ = ["WINDOW", "LocalError", "PeerSession", "drbg", "transcript_digest"]
+
+STAGES = ("hello", "seat", "shuffle1", "shuffle2", "play", "disclose", "result", "done")
+HELLO, SEAT, SHUFFLE1, SHUFFLE2, PLAY, DISCLOSE, RESULT, DONE = range(8)
+STOPPED = 8
+
+LIMBO_FRAMES = 64  # frames held before the game id is known (hellos still missing)
+LIMBO_BYTES = 1 << 20
 
 
 class Wait(Exception):
@@ -53,25 +75,25 @@ class Violation(Exception):
 
 class LocalError(ValueError):
     """This peer asked for something the protocol does not allow now (like h11's
-    LocalProtocolError): nothing was sent."""
+    LocalProtocolError), or hit a bug of its own: nothing was sent."""
+
+
+# Failures of a check on a sender's data: each becomes a verdict naming that sender.
+_REMOTE_FAULTS = (mp.DeckError, RevealError, IllegalMove, m.MessageError)
 
 
 @dataclass
-class _Peer:
-    key: bytes
-    index: int
+class _Peer(SenderLog):
+    """One roster member: its order (:class:`~.ordering.SenderLog`) and what it said."""
+
+    key: bytes = b""
+    index: int = 0
     name: str = ""
     nonce: bytes = b""
     seat_commit: bytes = b""
     seat_secret: bytes = b""
-    seed_commit: bytes = b""
-    seed: bytes = b""
-    next_seq: int = 0
-    last_hash: bytes = m.NO_PREVIOUS
-    inbox: dict[int, tuple[m.Message, bytes]] = field(default_factory=dict)
-    accepted: dict[int, tuple[bytes, bytes]] = field(default_factory=dict)  # seq -> hash, frame
     result: tuple[bytes, tuple[int, ...]] | None = None
-    claim_rank: int = -1
+    heard_at: float = 0.0  # when its last message applied here (this peer's clock)
 
 
 def transcript_digest(frames: Sequence[bytes]) -> bytes:
@@ -103,13 +125,15 @@ class PeerSession:
     ) -> None:
         if len(roster) != config.players or len(set(roster)) != len(roster):
             raise LocalError(f"the roster must list {config.players} distinct public keys")
+        if not all(is_acceptable_public_key(key) for key in roster):
+            raise LocalError("the roster holds a key that is not a valid Ed25519 public key")
         self.identity = identity
         self.me = identity.public_bytes if identity is not None else b""
         if identity is not None and self.me not in roster:
             raise LocalError("this identity is not on the roster")
         self.config = config
         self.roster = sorted(roster)
-        self.peers = {key: _Peer(key, i) for i, key in enumerate(self.roster)}
+        self.peers = {key: _Peer(key=key, index=i) for i, key in enumerate(self.roster)}
         self.table_id = table_id(config, self.roster)
         self.game_id: bytes | None = None
         self.stage = HELLO
@@ -120,39 +144,38 @@ class PeerSession:
         self._out: list[v.Output] = []
         self._seen: set[bytes] = set()
         self._limbo: list[tuple[m.Message, bytes]] = []
+        self._relayed: set[tuple[bytes, int]] = set()
         self.last_progress = now
         self._now = now
+        self._clock: float | None = None
+        self._suspended_at: float | None = None
+        self.max_tick_gap: float | None = None
+        """Set by a driver that ticks regularly: a longer gap between two ticks means this
+        peer was suspended, and the silence it did not watch is not held against anyone."""
         # Seating
         self.seats: list[bytes] = []
         self.seat_of: dict[bytes, int] = {}
         self.dealer = -1
         # Deck
-        rules_size = 52 - 4 * config_rules(config).lowest_rank
-        self.size = rules_size
-        self.cards = list(range(52 - rules_size, 52))
-        self.pass1: list[list[bytes]] = []
-        self.pass2: list[list[bytes]] = []
-        self.key_commits: list[list[bytes]] = []
-        self.deck_points: list[bytes] = []
-        self.table_points: dict[bytes, int] = {}
-        self.keys: dict[tuple[int, int], bytes] = {}
+        self.size = 52 - 4 * config_rules(config).lowest_rank
+        self.cards = list(range(52 - self.size, 52))
+        self.deck: DeckPhase | None = None
         self.owed: dict[tuple[int, int], float] = {}
         self.want_face: dict[int, int] = {}  # position -> -1 (public) or my seat
-        self._my_secrets: mp.DeckSecrets | None = None
         self._nonce = self._rng(32)
         self._seat_secret = self._rng(32)
         self._seed = self._rng(32)
         # Game
         self.game: Game | None = None
         self.moves: list[tuple[int, str]] = []
-        self.state_trail: list[str] = []
         self._past_states: set[str] = set()
         self.claim_rank = -1
         self.claims: dict[int, tuple[int, int] | None] = {}  # seat -> (position, card)
-        self.claim_log: list[tuple[int, int, int | None]] = []  # (rank, seat, position)
+        self.claim_book = ClaimBook()
+        self._claim_frames: dict[int, bytes] = {}
+        self.disclosures: dict[int, set[int]] = {}  # seat -> positions it must disclose
         self.final_hash = ""
         self.losers: tuple[int, ...] = ()
-        self.audit_caller: bytes | None = None
 
     # ------------------------------------------------------------------ public API
 
@@ -175,6 +198,11 @@ class PeerSession:
             and not g.hidden[self.my_seat]
         )
 
+    @property
+    def keys(self) -> dict[tuple[int, int], bytes]:
+        """Every key released so far, by (seat, position)."""
+        return self.deck.keys if self.deck is not None else {}
+
     def legal_moves(self) -> list[Move]:
         if not self.my_turn or self.game is None:
             return []
@@ -193,7 +221,7 @@ class PeerSession:
             {
                 "name": self.name[: m.MAX_NAME],
                 "nonce": self._nonce,
-                "seat_commit": _hash(b"moska-p2p/seat", self._seat_secret),
+                "seat_commit": _seat_commitment(self.table_id, self.me, self._seat_secret),
                 "config": self.config.to_wire(),
                 "roster": self.roster,
             },
@@ -206,33 +234,40 @@ class PeerSession:
         self._now = now
         if self.stage in (DONE, STOPPED):
             return self._drain()  # the game is over: a late frame (a goodbye) changes nothing
+        self._ingest(frame)
+        self._pump(now)
+        return self._drain()
+
+    def _ingest(self, frame: bytes) -> bool:
+        """Check a frame's envelope and signature and queue it; whether it was new."""
         try:
-            body = frame[4:] if len(frame) >= 4 else frame
-            if len(frame) < 4 or struct.unpack(">I", frame[:4])[0] != len(body):
+            if not isinstance(frame, bytes) or len(frame) < 4:
+                raise FrameError("a frame is a 4-byte length prefix and a body")
+            body = frame[4:]
+            if struct.unpack(">I", frame[:4])[0] != len(body):
                 raise FrameError("the length prefix does not match the frame")
-            payload, signature = open_frame(body)
+            kind, payload, signature = open_frame(body)
             msg = m.parse_payload(payload)
         except FrameError as error:
             self._out.append(v.Rejected(f"malformed frame: {error}"))
-            return self._drain()
+            return False
         if msg.hash in self._seen:
-            return self._drain()  # a copy (relays make copies normal; a replay changes nothing)
+            return False  # a copy (relays make copies normal; a replay changes nothing)
         peer = self.peers.get(msg.sender)
         if peer is None:
             self._out.append(v.Rejected("a frame from a key that is not at this table"))
-            return self._drain()
-        if not verify(msg.sender, payload, signature):
+            return False
+        if kind != msg.type or not verify(msg.sender, kind, payload, signature):
             self._out.append(v.Rejected(f"a forged signature (claims seq {msg.seq})"))
-            return self._drain()
-        self._admit(msg, frame, now)
-        self._pump(now)
-        return self._drain()
+            return False
+        self._admit(msg, frame)
+        return True
 
     def play(self, move: Move | str, now: float = 0.0) -> list[v.Output]:
         """Play this peer's move (it must be its turn); raises IllegalMove or LocalError."""
         self._now = now
         g = self.game
-        if not self.my_turn or g is None:
+        if not self.my_turn or g is None or self.deck is None:
             raise LocalError("it is not this peer's turn")
         parsed = parse_move(move) if isinstance(move, str) else move
         trial = g.copy()
@@ -242,7 +277,7 @@ class PeerSession:
         for card in _hand_cards(g, parsed):
             if not g.shown[seat] >> card & 1:
                 pos = g.pos_of[card]
-                cards.append([pos, self._secrets().keys[pos]])
+                cards.append([pos, self.deck.my_key(pos)])
         self._send(
             m.MOVE,
             {"move": str(parsed), "state": bytes.fromhex(g.state_hash()), "cards": cards},
@@ -251,7 +286,8 @@ class PeerSession:
         return self._drain()
 
     def leave(self, reason: str, now: float = 0.0) -> list[v.Output]:
-        """Leave the table: a signed ``leave`` tells the others why, and the game stops."""
+        """Leave the table: a signed ``leave`` tells the others why, and the game stops (a
+        departure before the result is a forfeit)."""
         self._now = now
         if self.identity is None:
             raise LocalError("an observer has no seat to leave")
@@ -265,7 +301,7 @@ class PeerSession:
     def sync_state(self) -> dict[bytes, int]:
         """For each sender, the sequence number of the next message this peer lacks: what
         a reconnecting peer tells the others so they send it what it missed."""
-        return {key: peer.next_seq + _run_length(peer) for key, peer in self.peers.items()}
+        return {key: peer.next_seq + peer.run_length() for key, peer in self.peers.items()}
 
     def frames_after(self, have: dict[bytes, int]) -> list[bytes]:
         """Every frame this peer holds that the other side lacks (by ``have``), in each
@@ -293,9 +329,10 @@ class PeerSession:
         """Rebuild a peer after a crash from its per-game secret and its transcript.
 
         Everything the peer sends is a deterministic function of the secret and what it
-        received (Ed25519 signatures are deterministic), so starting again and feeding the
-        transcript regenerates the same frames; the copies in the transcript are dropped as
-        duplicates and the peer's own moves apply when their turn comes.
+        received (Ed25519 signatures and the proofs' nonces are deterministic), so starting
+        again and feeding the transcript regenerates the same frames; the copies in the
+        transcript are dropped as duplicates and the peer's own moves apply when their turn
+        comes.
         """
         session = cls(identity, config, roster, name=name, rng=drbg(secret), now=now)
         outputs = session.start(now)
@@ -329,14 +366,25 @@ class PeerSession:
             me.last_hash if prev is None else prev,
             kind,
             body,
+            self._heads(),
         )
-        return encode_frame(payload, self.identity.sign(payload))
+        return encode_frame(kind, payload, self.identity.sign(kind, payload))
 
     def tick(self, now: float) -> list[v.Output]:
-        """Let time pass: a peer that owes an answer for longer than the timeout abandons."""
+        """Let time pass: a peer that owes an answer for longer than the timeout forfeits.
+
+        Only silence this peer saw while it was running counts: if this peer's own clock
+        jumped past the timeout between two calls (it was suspended), it starts counting
+        again instead of blaming whoever it was waiting for.
+        """
         self._now = now
         if self.stage in (DONE, STOPPED):
             return self._drain()
+        gap = self.max_tick_gap
+        if gap is not None and self._clock is not None and now - self._clock > gap:
+            self.last_progress = now  # we were not running: nobody's silence was observed
+            self._suspended_at = now
+        self._clock = now
         waiting = self.waiting_on()
         if waiting and now - self.last_progress > self.config.timeout:
             self._stop(
@@ -356,12 +404,9 @@ class PeerSession:
             return [k for k in self.roster if not self.peers[k].nonce]
         if stage == SEAT:
             return [k for k in self.roster if not self.peers[k].seat_secret]
-        if stage == COMMIT:
-            return [k for k in self.roster if not self.peers[k].seed_commit]
-        if stage == SHUFFLE1:
-            return [self.seats[len(self.pass1)]]
-        if stage == SHUFFLE2:
-            return [self.seats[len(self.pass2)]]
+        if stage in (SHUFFLE1, SHUFFLE2) and self.deck is not None:
+            turn = self.deck.next_turn()
+            return [self.seats[turn[1]]] if turn is not None else []
         if stage == PLAY:
             owing = {seat for seat, _ in self.owed}
             g = self.game
@@ -370,8 +415,8 @@ class PeerSession:
             if g is not None and g.awaiting_lowest_trump:
                 owing |= {s for s in range(len(self.seats)) if s not in self.claims}
             return [self.seats[s] for s in sorted(owing)]
-        if stage == AUDIT:
-            return [k for k in self.roster if not self.peers[k].seed]
+        if stage == DISCLOSE:
+            return [self.seats[s] for s in sorted(self.disclosures)]
         if stage == RESULT:
             return [k for k in self.roster if self.peers[k].result is None]
         return []
@@ -382,14 +427,6 @@ class PeerSession:
         out, self._out = self._out, []
         return out
 
-    def _secrets(self) -> mp.DeckSecrets:
-        if self._my_secrets is None:
-            assert self.game_id is not None
-            self._my_secrets = mp.DeckSecrets.from_seed(
-                self._seed, self.game_id, self.my_seat, self.size
-            )
-        return self._my_secrets
-
     def _send(self, kind: str, body: dict[str, Any]) -> None:
         """Sign a message, apply it here at once (so the transcript keeps cause before
         effect), and send it."""
@@ -397,8 +434,10 @@ class PeerSession:
         me = self.peers[self.me]
         gid = self.table_id if kind == m.HELLO else self.game_id
         assert gid is not None
-        payload = m.encode_payload(gid, self.me, me.next_seq, me.last_hash, kind, body)
-        frame = encode_frame(payload, self.identity.sign(payload))
+        payload = m.encode_payload(
+            gid, self.me, me.next_seq, me.last_hash, kind, body, self._heads()
+        )
+        frame = encode_frame(kind, payload, self.identity.sign(kind, payload))
         msg = m.parse_payload(payload)
         self._seen.add(msg.hash)
         self._out.append(v.Send(frame))
@@ -406,21 +445,26 @@ class PeerSession:
         try:
             self._apply(me, msg, frame)
         except Wait:  # pragma: no cover - our own messages are made when they apply
-            raise AssertionError(f"own {kind} message could not apply") from None
+            raise LocalError(f"own {kind} message could not apply") from None
+        except Violation as violation:  # a modified client convicts itself too
+            self._violation(violation)
 
     def _accept(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
         self.last_progress = self._now  # any message applied, this peer's own included
-        peer.accepted[msg.seq] = (msg.hash, frame)
-        peer.next_seq += 1
-        peer.last_hash = msg.hash
+        peer.heard_at = self._now
+        peer.accept(msg, frame)
 
-    def _admit(self, msg: m.Message, frame: bytes, now: float) -> None:
+    def _admit(self, msg: m.Message, frame: bytes) -> None:
         """A validly signed message from a roster member: dedupe, check game, queue."""
         expected = self.table_id if msg.seq == 0 else self.game_id
         if msg.seq == 0 and msg.type != m.HELLO:
             self._out.append(v.Rejected("a first message that is not a hello"))
             return
         if expected is None:
+            held = sum(len(f) for _, f in self._limbo)
+            if len(self._limbo) >= LIMBO_FRAMES or held + len(frame) > LIMBO_BYTES:
+                self._out.append(v.Rejected("too many frames before every hello arrived"))
+                return
             self._seen.add(msg.hash)  # a later copy is dropped like any duplicate
             self._limbo.append((msg, frame))  # the game id is not known yet
             return
@@ -428,24 +472,58 @@ class PeerSession:
             self._out.append(v.Rejected("a frame from another game or table"))
             return
         peer = self.peers[msg.sender]
-        earlier = peer.accepted.get(msg.seq) or (
-            (peer.inbox[msg.seq][0].hash, peer.inbox[msg.seq][1]) if msg.seq in peer.inbox else None
-        )
-        if earlier is not None:
-            raise_equivocation = Violation(
-                v.EQUIVOCATION,
-                msg.sender,
-                f"signed two different messages with sequence number {msg.seq}",
-                (earlier[1], frame),
+        if len(msg.heads) != len(self.roster):
+            self._violation(
+                Violation(
+                    v.PROTOCOL,
+                    msg.sender,
+                    f"its message {msg.seq} has {len(msg.heads)} heads, not one per player",
+                    (frame,),
+                )
             )
-            self._violation(raise_equivocation)
+            return
+        earlier = peer.held(msg.seq)
+        if earlier is not None:
+            self._violation(
+                Violation(
+                    v.EQUIVOCATION,
+                    msg.sender,
+                    f"signed two different messages with sequence number {msg.seq}",
+                    (earlier[1], frame),
+                )
+            )
             return
         if msg.seq < peer.next_seq:  # pragma: no cover - caught as equivocation above
             return
+        refusal = peer.refusal(msg, frame)
+        if refusal is not None:
+            self._violation(Violation(v.PROTOCOL, msg.sender, refusal, (frame,)))
+            return
         self._seen.add(msg.hash)
-        peer.inbox[msg.seq] = (msg, frame)
-        if not self.is_observer:
-            self._out.append(v.Send(frame))  # relay once: equivocation cannot hide
+        if peer.queue(msg, frame):
+            self._relay(msg.sender, msg.seq, frame)
+        self._compare_heads(msg)
+
+    # -- equivocation without relaying every frame
+
+    def _heads(self) -> list[tuple[int, bytes]]:
+        """What this peer has applied of each roster member: sent in every message."""
+        return [self.peers[k].head() for k in self.roster]
+
+    def _compare_heads(self, msg: m.Message) -> None:
+        """The sender says which message it holds under each peer's latest number. If this
+        peer holds another one, someone signed two: send this peer's copy to everyone, and
+        whoever holds the other has both signed frames, the proof of equivocation."""
+        for key, (count, digest) in zip(self.roster, msg.heads, strict=True):
+            if key != msg.sender:
+                ours = self.peers[key].mismatch(count, digest)
+                if ours is not None:
+                    self._relay(key, count - 1, ours)
+
+    def _relay(self, sender: bytes, seq: int, frame: bytes) -> None:
+        if not self.is_observer and (sender, seq) not in self._relayed:
+            self._relayed.add((sender, seq))
+            self._out.append(v.Send(frame))
 
     def _pump(self, now: float) -> None:
         """Process every queued message that can apply, then act, until nothing moves."""
@@ -455,35 +533,50 @@ class PeerSession:
             for key in self.roster:
                 peer = self.peers[key]
                 while peer.next_seq in peer.inbox and self.stage != STOPPED:
-                    msg, frame = peer.inbox[peer.next_seq]
-                    if msg.prev != peer.last_hash:
-                        self._violation(
-                            Violation(
-                                v.PROTOCOL,
-                                key,
-                                f"message {msg.seq} does not follow the sender's previous one",
-                                (frame,),
-                            )
-                        )
-                        return
-                    # Accept before applying, so that a message this peer sends while
-                    # applying (its own queued move, on resume) takes the next number.
-                    before = (peer.next_seq, peer.last_hash)
-                    self._accept(peer, msg, frame)
-                    try:
-                        self._apply(peer, msg, frame)
-                    except Wait:
-                        peer.next_seq, peer.last_hash = before
-                        del peer.accepted[msg.seq]
+                    if self._step(peer):
+                        progress = True
+                    else:
                         break
-                    except Violation as violation:
-                        self._violation(violation)
-                        return
-                    del peer.inbox[msg.seq]
-                    self.last_progress = now
+            if self.stage in (DONE, STOPPED):
+                break
+            try:
+                if self._act():
                     progress = True
-            if self.stage != STOPPED and self._act():
-                progress = True
+            except Violation as violation:
+                self._violation(violation)
+
+    def _step(self, peer: _Peer) -> bool:
+        """Apply the next message of one sender; whether it applied."""
+        msg, frame = peer.inbox[peer.next_seq]
+        if msg.prev != peer.last_hash:
+            self._violation(
+                Violation(
+                    v.PROTOCOL,
+                    peer.key,
+                    f"message {msg.seq} does not follow the sender's previous one",
+                    (frame,),
+                )
+            )
+            return False
+        # Accept before applying, so that a message this peer sends while applying (its own
+        # queued move, on resume) takes the next number.
+        before = (peer.next_seq, peer.last_hash)
+        self._accept(peer, msg, frame)
+        try:
+            self._apply(peer, msg, frame)
+        except Wait:
+            peer.unaccept(msg.seq, before)
+            return False
+        except Violation as violation:
+            self._violation(violation)
+            return False
+        except _REMOTE_FAULTS as error:
+            self._violation(Violation(v.PROTOCOL, peer.key, f"{msg.type}: {error}", (frame,)))
+            return False
+        except Exception as error:  # a bug here: say so, blame nobody
+            raise LocalError(f"this peer failed on a {msg.type} message: {error!r}") from error
+        peer.done(msg.seq)
+        return True
 
     def _violation(self, violation: Violation) -> None:
         seat = self.seat_of.get(violation.sender, -1)
@@ -498,7 +591,26 @@ class PeerSession:
         )
 
     def _stop(self, verdict: v.Verdict) -> None:
+        """Stop the game. The culprits forfeit it (they are its losers), and this peer signs
+        its verdict so the transcript ends with what it concluded and why."""
         self.verdict = verdict
+        self.losers = tuple(s for s in verdict.seats if s >= 0)
+        if not self.is_observer and self.game_id is not None and self.me not in verdict.keys:
+            evidence = [f for f in verdict.evidence if len(f) <= m.MAX_EVIDENCE_FRAME]
+            body = {
+                "kind": verdict.kind,
+                "culprits": list(verdict.keys),
+                "reason": verdict.reason[:400],
+                "evidence": evidence[: m.MAX_EVIDENCE],
+            }
+            me = self.peers[self.me]
+            payload = m.encode_payload(
+                self.game_id, self.me, me.next_seq, me.last_hash, m.VERDICT, body, self._heads()
+            )
+            frame = encode_frame(m.VERDICT, payload, self.identity.sign(m.VERDICT, payload))  # type: ignore[union-attr]
+            self._accept(me, m.parse_payload(payload), frame)
+            self.transcript.append(frame)
+            self._out.append(v.Send(frame))
         self.stage = STOPPED
         self._out.append(v.Stopped(verdict))
 
@@ -515,13 +627,15 @@ class PeerSession:
             del self.transcript[at]
             raise
 
+    # -- seating
+
     def _on_hello(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
         if msg.seq != 0 or peer.nonce:
             raise Violation(v.PROTOCOL, peer.key, "a second hello", (frame,))
         body = msg.body
         try:
             config = TableConfig.from_wire(body["config"])
-        except ValueError as error:
+        except (ValueError, TypeError) as error:
             raise Violation(
                 v.DISAGREEMENT, peer.key, f"bad table settings: {error}", (frame,)
             ) from None
@@ -539,60 +653,72 @@ class PeerSession:
         if peer.seat_secret:
             raise Violation(v.PROTOCOL, peer.key, "a second seat secret", (frame,))
         secret = msg.body["secret"]
-        if _hash(b"moska-p2p/seat", secret) != peer.seat_commit:
+        if _seat_commitment(self.table_id, peer.key, secret) != peer.seat_commit:
             raise Violation(
                 v.PROTOCOL, peer.key, "seat secret does not match its commitment", (frame,)
             )
         peer.seat_secret = secret
 
-    def _on_commit(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
-        if self.stage < COMMIT:
-            raise Wait
-        if peer.seed_commit:
-            raise Violation(v.PROTOCOL, peer.key, "a second seed commitment", (frame,))
-        peer.seed_commit = msg.body["seed"]
+    def _draw_seats(self) -> None:
+        """Seats and dealer from every peer's revealed secret (commit, then reveal)."""
+        joint = hashlib.sha256(b"moska-p2p/joint")
+        for key in self.roster:
+            joint.update(self.peers[key].seat_secret)
+        shared = joint.digest()
+        self.seats = sorted(self.roster, key=lambda k: _hash(shared, k))
+        self.seat_of = {k: s for s, k in enumerate(self.seats)}
+        # M2: the first dealer is drawn from the shared randomness.
+        self.dealer = int.from_bytes(_hash(b"moska-p2p/dealer", shared), "big") % len(self.seats)
+        assert self.game_id is not None
+        self._out.append(v.Seated(tuple(self.seats), self.dealer, self.game_id))
+
+    # -- the deck
 
     def _on_shuffle1(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
-        self._check_shuffle_turn(peer, SHUFFLE1, len(self.pass1), frame)
-        points = list(msg.body["points"])
-        self._check_points(peer, points, frame)
-        self.pass1.append(points)
+        self._deck_step(peer, SHUFFLE1, msg, frame)
 
     def _on_shuffle2(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
-        self._check_shuffle_turn(peer, SHUFFLE2, len(self.pass2), frame)
-        points = list(msg.body["points"])
-        commits = list(msg.body["keys"])
-        if len(commits) != self.size:
-            raise Violation(
-                v.BAD_SHUFFLE,
-                peer.key,
-                f"{len(commits)} key commitments, not {self.size}",
-                (frame,),
-            )
-        self._check_points(peer, points, frame)
-        self.pass2.append(points)
-        self.key_commits.append(commits)
+        self._deck_step(peer, SHUFFLE2, msg, frame)
 
-    def _check_shuffle_turn(self, peer: _Peer, stage: int, done: int, frame: bytes) -> None:
-        """Shuffle passes go in seat order: a later seat's pass waits for the earlier ones."""
-        if self.stage < stage or (self.stage == stage and peer.key in self.seats[done + 1 :]):
+    def _deck_step(self, peer: _Peer, stage: int, msg: m.Message, frame: bytes) -> None:
+        """Passes go in seat order: a later seat's pass waits for the earlier ones; each is
+        checked against its proof before anything builds on it."""
+        deck = self.deck
+        if self.stage < stage or deck is None:
             raise Wait
-        if self.stage != stage or self.seats[done] != peer.key:
+        turn = deck.next_turn()
+        seat = self.seat_of[peer.key]
+        if self.stage == stage and turn is not None and seat > turn[1]:
+            raise Wait
+        if self.stage != stage or turn is None or turn[1] != seat:
             raise Violation(v.PROTOCOL, peer.key, "a shuffle pass out of its turn", (frame,))
-
-    def _check_points(self, peer: _Peer, points: list[bytes], frame: bytes) -> None:
-        if len(points) != self.size:
-            raise Violation(
-                v.BAD_SHUFFLE, peer.key, f"{len(points)} cards, not {self.size}", (frame,)
-            )
         try:
-            mp.check_points(points, self.size)
+            if stage == SHUFFLE1:
+                deck.accept_pass1(seat, dict(msg.body))
+            else:
+                deck.accept_pass2(seat, dict(msg.body))
         except mp.DeckError as error:
             raise Violation(v.BAD_SHUFFLE, peer.key, f"a bad shuffle: {error}", (frame,)) from None
 
+    def _my_pass(self) -> bool:
+        deck = self.deck
+        if self.is_observer or deck is None:
+            return False
+        turn = deck.next_turn()
+        if turn is None or turn[1] != self.my_seat:
+            return False
+        if turn[0] == STAGE_PASS1:
+            self._send(m.SHUFFLE1, deck.make_pass1(self.my_seat))
+        else:
+            self._send(m.SHUFFLE2, deck.make_pass2(self.my_seat))
+        return True
+
+    # -- play
+
     def _on_keys(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
-        if self.stage != PLAY or self.game is None:
-            raise Wait  # before the deal, or the game stopped for its audit
+        deck = self.deck
+        if self.stage != PLAY or self.game is None or deck is None:
+            raise Wait  # before the deal
         seat = self.seat_of[peer.key]
         pairs = [(pos, key) for pos, key in msg.body["keys"]]
         if not pairs:
@@ -601,24 +727,23 @@ class PeerSession:
             raise Violation(v.PROTOCOL, peer.key, "a key for a position beyond the deck", (frame,))
         if any((seat, pos) not in self.owed for pos, _ in pairs):
             raise Wait  # not owed yet: this peer has not reached that draw
-        assert self.game_id is not None
         for pos, key in pairs:
-            if not mp.check_key(self.game_id, seat, pos, key, self.key_commits[seat][pos]):
+            if not deck.key_is_valid(seat, pos, key):
                 raise Violation(
                     v.BAD_KEY,
                     peer.key,
-                    f"its key for deck position {pos} does not match its commitment",
+                    f"its key for deck position {pos} does not match its key point",
                     (frame,),
                 )
         for pos, key in pairs:
             del self.owed[(seat, pos)]
-            self.keys[(seat, pos)] = key
-        self._learn_faces()
+            deck.add_key(seat, pos, key)
+        self._learn_faces(peer, frame)
 
     def _on_move(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
         g = self.game
         if self.stage != PLAY or g is None:
-            raise Wait  # before the deal, or the game stopped for its audit
+            raise Wait  # before the deal
         state = msg.body["state"].hex()
         current = g.state_hash()
         if state != current:
@@ -639,9 +764,8 @@ class PeerSession:
             move = parse_move(msg.body["move"])
         except ValueError as error:
             raise Violation(v.ILLEGAL_MOVE, peer.key, str(error), (frame,)) from None
-        assert self.game_id is not None
-        revealed: list[tuple[int, int]] = []
         named = set(_hand_cards(g, move))
+        shown = []
         for pos, key in msg.body["cards"]:
             card = self._shown_card(peer, seat, pos, key, frame, v.ILLEGAL_MOVE)
             if card not in named:
@@ -651,21 +775,19 @@ class PeerSession:
                     f"position {pos} holds {CARD_TEXT[card]}, which the move does not name",
                     (frame,),
                 )
-            revealed.append((pos, card))
+            shown.append((pos, card, key))
         trial = g.copy()
-        for pos, card in revealed:
+        for pos, card, _ in shown:
             trial.reveal(pos, card)
         try:
             trial.play(move, seat=seat)
         except IllegalMove as error:
             raise Violation(v.ILLEGAL_MOVE, peer.key, f"{move}: {error}", (frame,)) from None
-        for pos, card in revealed:
-            g.reveal(pos, card)
-            self.keys[(seat, pos)] = dict(msg.body["cards"])[pos]
+        for pos, card, key in shown:
+            self._publish(seat, pos, card, key, frame)
         self._past_states.add(current)
         g.play(move, seat=seat)
         self.moves.append((seat, str(move)))
-        self.state_trail.append(current)
         self._out.append(v.Moved(seat, str(move)))
         self._after_engine_step()
 
@@ -679,13 +801,16 @@ class PeerSession:
             raise Wait
         if rank < self.claim_rank:
             raise Violation(v.PROTOCOL, peer.key, "a claim for a past round", (frame,))
+        wanted = rank * 4 + g.trump
         card = msg.body["card"]
         if card is None:
+            # D3 "none": checked later, from what the rules show anyway (claims.py).
+            held = frozenset(self._face_down(seat))
+            self.claim_book.deny(Denial(rank, seat, wanted, held, frame))
             self.claims[seat] = None
         else:
             pos, key = card
             face = self._shown_card(peer, seat, pos, key, frame, v.FALSE_CLAIM)
-            wanted = rank * 4 + g.trump
             if face != wanted:
                 raise Violation(
                     v.FALSE_CLAIM,
@@ -693,40 +818,37 @@ class PeerSession:
                     f"claimed {CARD_TEXT[wanted]} but showed {CARD_TEXT[face]} (D3)",
                     (frame,),
                 )
-            self.keys[(seat, pos)] = key
             self.claims[seat] = (pos, face)
+            self._publish(seat, pos, face, key, frame)
         self._resolve_claims()
 
-    def _on_audit(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
-        g = self.game
-        if self.stage == PLAY and g is not None:
-            # The sender names the final state it audits, or no state (all zero bytes) for an
-            # early audit: a card did not decrypt and the game stops at once. A final audit
-            # waits until this peer has reached that state too; if an early audit finds
-            # nothing wrong, its caller is blamed for stopping the game.
-            state = msg.body["state"]
-            if state != m.NO_PREVIOUS and state.hex() != g.state_hash():
+    def _on_disclose(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+        if self.stage != DISCLOSE:
+            if self.stage < DISCLOSE:
                 raise Wait
-            if state == m.NO_PREVIOUS or not g.is_over:
-                self.audit_caller = peer.key
-            self._start_audit()
-        if self.stage != AUDIT:
-            if self.stage < AUDIT:
-                raise Wait
-            raise Violation(v.PROTOCOL, peer.key, "a seed after the audit", (frame,))
-        seed = msg.body["seed"]
-        assert self.game_id is not None
+            raise Violation(v.PROTOCOL, peer.key, "a disclosure nobody asked for", (frame,))
         seat = self.seat_of[peer.key]
-        if mp.seed_commitment(seed, self.game_id, seat) != peer.seed_commit:
+        due = self.disclosures.get(seat)
+        pairs = dict(msg.body["keys"])
+        if due is None or set(pairs) != due or len(pairs) != len(msg.body["keys"]):
             raise Violation(
-                v.BAD_SEED, peer.key, "its seed does not match its commitment", (frame,)
+                v.PROTOCOL,
+                peer.key,
+                f"disclosed positions {sorted(pairs)}, not the ones due: {sorted(due or ())}",
+                (frame,),
             )
-        peer.seed = seed
+        for pos, key in sorted(pairs.items()):
+            card = self._shown_card(peer, seat, pos, key, frame, v.FALSE_CLAIM)
+            self._publish(seat, pos, card, key, frame)
+            self._mark_shown(seat, card)
+        del self.disclosures[seat]
 
     def _on_result(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
         if self.stage != RESULT:
             if self.stage < RESULT:
                 raise Wait
+            raise Violation(v.PROTOCOL, peer.key, "a second result", (frame,))
+        if peer.result is not None:
             raise Violation(v.PROTOCOL, peer.key, "a second result", (frame,))
         state = msg.body["state"].hex()
         losers = tuple(msg.body["losers"])
@@ -744,103 +866,189 @@ class PeerSession:
             return  # a goodbye after the result changes nothing
         raise Violation(v.LEFT, peer.key, f"left the table: {msg.body['reason']}", (frame,))
 
+    def _on_verdict(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+        """Another peer stopped the game. What it proves (its evidence) is checked here as
+        if it had arrived on its own, in its senders' order; an accusation of silence is
+        adopted only when this peer has itself waited for those peers for half the timeout
+        (or knows it was suspended, when it is the one named); otherwise the sender stopped
+        the game without proof and is named for it."""
+        body = msg.body
+        for evidence in body["evidence"]:
+            self._ingest(evidence)
+        if self.stage == STOPPED:
+            return  # the evidence itself convicted its signer (an equivocation)
+        if any(self._pending(evidence) for evidence in body["evidence"]):
+            raise Wait  # let the evidence apply in its own senders' order first
+        culprits = tuple(body["culprits"])
+        silent = body["kind"] in (v.TIMEOUT, v.LEFT) and culprits
+        # This peer's own silence it accepts only if it knows it was not running (its clock
+        # jumped): otherwise anyone could make a peer concede by accusing it.
+        me_asleep = self.me in culprits and self._suspended_at is not None
+        # Others' silence it accepts only once it has itself heard nothing from them for half
+        # the timeout: a verdict can bring a real timeout forward, never make one up.
+        # An observer (a file has no clock) takes the owner's word for the time, not for who.
+        half = self.config.timeout / 2
+        waited = self.is_observer or all(
+            k in self.peers and self._now - self.peers[k].heard_at >= half for k in culprits
+        )
+        seen_silent = waited and set(culprits) <= set(self.waiting_on())
+        if silent and (seen_silent or me_asleep):
+            self._stop(
+                v.Verdict(
+                    body["kind"],
+                    tuple(self.seat_of.get(k, -1) for k in culprits),
+                    culprits,
+                    f"{body['reason']} (seen by {self.peers[peer.key].name or 'a peer'})",
+                    (frame,),
+                )
+            )
+            return
+        raise Violation(
+            v.LEFT, peer.key, f"stopped the game without proof: {body['reason']}", (frame,)
+        )
+
+    def _pending(self, frame: bytes) -> bool:
+        """Whether ``frame`` (evidence in a verdict) is queued here and not applied yet."""
+        try:
+            _, payload, _ = open_frame(frame[4:])
+            msg = m.parse_payload(payload)
+        except FrameError:
+            return False
+        peer = self.peers.get(msg.sender)
+        return peer is not None and msg.seq in peer.inbox and msg.seq not in peer.accepted
+
     # ---------------------------------------------------------------- cards and keys
+
+    def _face_down(self, seat: int) -> set[int]:
+        """The positions in ``seat``'s hand whose faces are not public (the same set at
+        every peer, the seat's own included)."""
+        g = self.game
+        assert g is not None
+        out = {pos for pos, owner in g.hidden_owner.items() if owner == seat}
+        private = g.hands[seat] & ~g.shown[seat]
+        while private:
+            low = private & -private
+            out.add(g.pos_of[low.bit_length() - 1])
+            private ^= low
+        return out
 
     def _shown_card(
         self, peer: _Peer, seat: int, pos: int, key: bytes, frame: bytes, kind: str
     ) -> int:
-        """The card at ``pos`` of ``seat``'s hand, shown with the seat's own key: the key
-        must match its commitment and every other peer's key for that draw be here."""
-        g = self.game
-        assert g is not None and self.game_id is not None
+        """The card ``seat`` shows from its hand at ``pos`` with its own ``key``."""
+        deck = self.deck
+        assert deck is not None
         if pos >= self.size:
             raise Violation(kind, peer.key, f"deck position {pos} is beyond the deck", (frame,))
-        in_hand = g.hidden_owner.get(pos) == seat or (
-            g.face[pos] >= 0 and g.hands[seat] >> g.face[pos] & 1
-        )
-        if not in_hand:
+        g = self.game
+        assert g is not None
+        public_in_hand = g.face[pos] >= 0 and g.hands[seat] >> g.face[pos] & 1  # e.g. the trump
+        if not public_in_hand and pos not in self._face_down(seat):
             raise Violation(kind, peer.key, f"deck position {pos} is not in its hand", (frame,))
-        if not mp.check_key(self.game_id, seat, pos, key, self.key_commits[seat][pos]):
+        if not deck.key_is_valid(seat, pos, key):
             raise Violation(
                 v.BAD_KEY,
                 peer.key,
-                f"its key for position {pos} does not match its commitment",
+                f"its key for position {pos} does not match its key point",
                 (frame,),
             )
-        others = [self.keys.get((s, pos)) for s in range(len(self.seats)) if s != seat]
-        if any(k is None for k in others):
+        keys = deck.keys_for(pos, {seat: key})
+        if keys is None:
             raise Wait  # another peer's key for that draw has not arrived here yet
-        return self._unmask(pos, [*others, key], peer, frame)
+        return self._open(pos, keys, peer, frame)
 
-    def _unmask(self, pos: int, keys: list[bytes | None], peer: _Peer, frame: bytes) -> int:
-        point = mp.unmask(self.deck_points[pos], [k for k in keys if k is not None])
-        card = self.table_points.get(point)
-        if card is None:
-            # Keys match their commitments, so a shuffle pass was wrong: the audit names it.
-            self._start_audit()
-            raise Wait
+    def _open(self, pos: int, keys: list[bytes], peer: _Peer | None, frame: bytes) -> int:
+        """Unmask ``pos``. With every pass proven and every key checked the point is always
+        a card not seen elsewhere; if not, the proofs failed us: name who sent the keys."""
+        assert self.deck is not None and self.game is not None
+        card = self.deck.open(pos, keys)
+        g = self.game
+        if card is None or (g.pos_of[card] >= 0 and g.pos_of[card] != pos):
+            sender = peer.key if peer is not None else b""
+            what = "no card" if card is None else f"{CARD_TEXT[card]}, seen twice"
+            raise Violation(v.BAD_CARD, sender, f"position {pos} opened to {what}", (frame,))
         return card
 
-    def _learn_faces(self) -> None:
-        """Unmask every position whose keys are all here and whose face this peer may see."""
+    def _publish(self, seat: int, pos: int, card: int, key: bytes, frame: bytes) -> None:
+        """``seat`` showed ``card`` at ``pos`` with its key: everyone knows it now; a D3
+        denial it refutes is a verdict (claims.py)."""
+        g = self.game
+        assert g is not None and self.deck is not None
+        if g.face[pos] < 0:
+            g.reveal(pos, card)
+        self.deck.add_key(seat, pos, key)
+        denial = self.claim_book.shown(pos, card)
+        if denial is not None:
+            self._mark_shown(seat, card)
+            raise Violation(
+                v.FALSE_CLAIM,
+                self.seats[denial.seat],
+                f"said it had no {CARD_TEXT[denial.card]} (D3), then showed it from "
+                f"position {pos}, which it held then",
+                (denial.frame, frame),
+            )
+
+    def _mark_shown(self, seat: int, card: int) -> None:
+        """A card shown with its key that stays in the hand (a disclosure, a refuted
+        denial) is public from now on, like a card taken from the table."""
         g = self.game
         assert g is not None
-        n = len(self.seats)
+        if g.hands[seat] >> card & 1:
+            g.shown[seat] |= 1 << card
+
+    def _learn_faces(self, peer: _Peer | None, frame: bytes) -> None:
+        """Unmask every position whose keys are all here and whose face this peer may see."""
+        g = self.game
+        deck = self.deck
+        assert g is not None and deck is not None
         for pos, target in list(self.want_face.items()):
-            keys = []
-            for s in range(n):
-                if s == target and s == self.my_seat:
-                    keys.append(self._secrets().keys[pos])
-                    continue
-                key = self.keys.get((s, pos))
-                if key is None:
-                    break
-                keys.append(key)
-            else:
-                point = mp.unmask(self.deck_points[pos], keys)
-                card = self.table_points.get(point)
-                del self.want_face[pos]
-                if card is None or (g.pos_of[card] >= 0 and g.pos_of[card] != pos):
-                    self._start_audit()  # no card, or a card seen twice: a shuffle cheat
-                    return
-                if g.face[pos] < 0:
-                    g.reveal(pos, card)
+            mine = {self.my_seat: deck.my_key(pos)} if target == self.my_seat >= 0 else None
+            keys = deck.keys_for(pos, mine)
+            if keys is None:
+                continue
+            card = self._open(pos, keys, peer, frame)
+            del self.want_face[pos]
+            if g.face[pos] < 0:
+                g.reveal(pos, card)
+            if target == -1:
+                self.claim_book.seen.add(card)
         self._after_engine_step(learn=False)
 
     def _after_engine_step(self, learn: bool = True) -> None:
         g = self.game
-        assert g is not None
+        deck = self.deck
+        assert g is not None and deck is not None
         me = self.my_seat
         mine: dict[int, bytes] = {}
         for pos, target in g.take_reveal_requests():
             for s in range(len(self.seats)):
-                if s != target and (s, pos) not in self.keys:
+                if s != target and (s, pos) not in deck.keys:
                     self.owed[(s, pos)] = 0.0
             if target == -1 or target == me:
                 self.want_face[pos] = target
-            if not self.is_observer and target != me and (me, pos) not in self.keys:
-                mine[pos] = self._secrets().keys[pos]
+            if not self.is_observer and target != me and (me, pos) not in deck.keys:
+                mine[pos] = deck.my_key(pos)
         if mine:
             self._send(m.KEYS, {"keys": [[pos, key] for pos, key in sorted(mine.items())]})
         if learn and self.want_face:
-            self._learn_faces()
+            self._learn_faces(None, b"")
         if g.awaiting_lowest_trump and self.claim_rank < 0:
             self.claim_rank = g.rules.lowest_rank
             self.claims = {}
             self._send_claim()
-        if g.is_over and self.stage == PLAY:
-            self._start_audit()
+        if g.is_over and self.stage == PLAY and not self.owed:
+            self._end_of_play()
 
     def _send_claim(self) -> None:
         g = self.game
-        if self.is_observer or g is None:
+        if self.is_observer or g is None or self.deck is None:
             return
         me = self.my_seat
         card = self.claim_rank * 4 + g.trump
         body: Any = None
         if g.hands[me] >> card & 1:
             pos = g.pos_of[card]
-            body = [pos, self._secrets().keys[pos]]
+            body = [pos, self.deck.my_key(pos)]
         self._send(m.CLAIM, {"rank": self.claim_rank, "card": body})
 
     def _resolve_claims(self) -> None:
@@ -848,14 +1056,9 @@ class PeerSession:
         assert g is not None
         if len(self.claims) < len(self.seats):
             return
-        shown = [(s, c) for s, c in self.claims.items() if c is not None]
-        for s in range(len(self.seats)):
-            c = self.claims[s]
-            self.claim_log.append((self.claim_rank, s, c[0] if c else None))
+        shown = [(s, c) for s, c in sorted(self.claims.items()) if c is not None]
         if shown:
-            _, (pos, card) = shown[0]
-            if g.face[pos] < 0:
-                g.reveal(pos, card)
+            _, (pos, _card) = shown[0]
             g.declare_lowest_trump(pos)
         elif self.claim_rank >= 12:
             g.declare_lowest_trump(None)
@@ -867,139 +1070,24 @@ class PeerSession:
         self.claim_rank = -1
         self._after_engine_step()
 
-    # ---------------------------------------------------------------- stage changes
+    # ---------------------------------------------------------------- the end
 
-    def _act(self) -> bool:
-        """Move to the next stage when every peer has spoken; send what this peer owes."""
-        stage = self.stage
-        if stage == HELLO and all(p.nonce for p in self.peers.values()):
-            self.game_id = game_id(self.table_id, [self.peers[k].nonce for k in self.roster])
-            self.stage = SEAT
-            limbo, self._limbo = self._limbo, []
-            for msg, frame in limbo:
-                self._admit(msg, frame, self.last_progress)
-            if not self.is_observer:
-                self._send(m.SEAT, {"secret": self._seat_secret})
-            return True
-        if stage == SEAT and all(p.seat_secret for p in self.peers.values()):
-            self._draw_seats()
-            self.stage = COMMIT
-            if not self.is_observer:
-                assert self.game_id is not None
-                commitment = mp.seed_commitment(self._seed, self.game_id, self.my_seat)
-                self._send(m.COMMIT, {"seed": commitment})
-            return True
-        if stage == COMMIT and all(p.seed_commit for p in self.peers.values()):
-            self.stage = SHUFFLE1
-            assert self.game_id is not None
-            points = [mp.card_point(self.game_id, c) for c in self.cards]
-            self.table_points = dict(zip(points, self.cards, strict=True))
-            self._initial_points = points
-            self._maybe_shuffle()
-            return True
-        if stage == SHUFFLE1 and len(self.pass1) == len(self.seats):
-            self.stage = SHUFFLE2
-            self._maybe_shuffle()
-            return True
-        if stage == SHUFFLE1:
-            return self._maybe_shuffle()
-        if stage == SHUFFLE2 and len(self.pass2) == len(self.seats):
-            self.deck_points = self.pass2[-1]
-            self.stage = PLAY
-            self.game = new_hidden_game(
-                self.config.preset,
-                len(self.seats),
-                dealer=self.dealer,
-                **self._options(),
-            )
-            self._after_engine_step()
-            return True
-        if stage == SHUFFLE2:
-            return self._maybe_shuffle()
-        if stage == AUDIT and all(p.seed for p in self.peers.values()):
-            self._audit()
-            return True
-        if stage == RESULT and all(p.result is not None for p in self.peers.values()):
-            self.stage = DONE
-            self._out.append(v.Finished(self.losers, self.final_hash))
-            return True
-        return False
+    def _end_of_play(self) -> None:
+        """The game is over: settle pending D3 denials by disclosure, then the result."""
+        g = self.game
+        assert g is not None
+        held = {s: self._face_down(s) for s in range(len(self.seats))}
+        self.disclosures = self.claim_book.due(held)
+        self.stage = DISCLOSE
+        if not self.is_observer and self.my_seat in self.disclosures and self.deck is not None:
+            due = sorted(self.disclosures[self.my_seat])
+            self._send(m.DISCLOSE, {"keys": [[pos, self.deck.my_key(pos)] for pos in due]})
 
-    def _maybe_shuffle(self) -> bool:
-        if self.is_observer:
-            return False
-        if self.stage == SHUFFLE1 and self.seats[len(self.pass1)] == self.me:
-            source = self.pass1[-1] if self.pass1 else self._initial_points
-            self._send(m.SHUFFLE1, {"points": mp.pass1(self._secrets(), source)})
-            return True
-        if self.stage == SHUFFLE2 and self.seats[len(self.pass2)] == self.me:
-            source = self.pass2[-1] if self.pass2 else self.pass1[-1]
-            points, commits = mp.pass2(self._secrets(), source)
-            self._send(m.SHUFFLE2, {"points": points, "keys": commits})
-            return True
-        return False
-
-    def _draw_seats(self) -> None:
-        """Seats and dealer from every peer's revealed secret (commit, then reveal)."""
-        joint = hashlib.sha256(b"moska-p2p/joint")
-        for key in self.roster:
-            joint.update(self.peers[key].seat_secret)
-        shared = joint.digest()
-        self.seats = sorted(self.roster, key=lambda k: _hash(shared, k))
-        self.seat_of = {k: s for s, k in enumerate(self.seats)}
-        # M2: the first dealer is drawn from the shared randomness.
-        self.dealer = int.from_bytes(_hash(b"moska-p2p/dealer", shared), "big") % len(self.seats)
-        assert self.game_id is not None
-        self._out.append(v.Seated(tuple(self.seats), self.dealer, self.game_id))
-
-    def _start_audit(self) -> None:
-        if self.stage not in (PLAY,):
-            return
-        self.stage = AUDIT
-        if not self.is_observer:
-            assert self.game is not None
-            g = self.game
-            state = bytes.fromhex(g.state_hash()) if g.is_over else m.NO_PREVIOUS
-            self._send(m.AUDIT, {"seed": self._seed, "state": state})
-
-    def _audit(self) -> None:
-        """Every seed is known: replay the shuffle and the whole game with every face."""
-        assert self.game_id is not None and self.game is not None
-        seeds = [self.peers[k].seed for k in self.seats]
-        try:
-            faces = mp.replay_shuffle(
-                self.game_id,
-                seeds,
-                [self.peers[k].seed_commit for k in self.seats],
-                self.pass1,
-                self.pass2,
-                self.key_commits,
-                self.size,
-                self.cards,
-            )
-        except mp.DeckError as error:
-            seat = error.seat if error.seat is not None else -1
-            key = self.seats[seat] if seat >= 0 else b""
-            evidence = self._frames_of(key, (m.COMMIT, m.SHUFFLE1, m.SHUFFLE2, m.AUDIT))
-            kind = v.BAD_SEED if "revealed seed" in str(error) else v.BAD_SHUFFLE
-            self._stop(v.Verdict(kind, (seat,), (key,), str(error), evidence))
-            return
-        fault = self._replay_game(faces)
-        if fault is not None:
-            self._stop(fault)
-            return
-        if not self.game.is_over:
-            # An early audit found the shuffle sound and every key matching its commitment,
-            # so every card decrypts: whoever called it stopped the game without cause.
-            caller = self.audit_caller or self.me
-            seat = self.seat_of.get(caller, -1)
-            evidence = self._frames_of(caller, (m.AUDIT,))
-            self._stop(
-                v.Verdict(v.PROTOCOL, (seat,), (caller,), "called an audit without cause", evidence)
-            )
-            return
-        self.final_hash = self.game.state_hash()
-        self.losers = tuple(self.game.losers)
+    def _send_result(self) -> None:
+        g = self.game
+        assert g is not None
+        self.final_hash = g.state_hash()
+        self.losers = tuple(g.losers)
         self.stage = RESULT
         if not self.is_observer:
             self._send(
@@ -1014,59 +1102,60 @@ class PeerSession:
     def _options(self) -> dict[str, Any]:
         return dict(self.config.options)
 
-    def _frames_of(self, key: bytes, kinds: tuple[str, ...]) -> tuple[bytes, ...]:
-        """The signed frames of one peer, of the given kinds, from this peer's transcript:
-        the evidence an audit verdict carries."""
-        out = []
-        for frame in self.transcript:
-            payload, _ = open_frame(frame[4:])
-            msg = m.parse_payload(payload)
-            if msg.sender == key and msg.type in kinds:
-                out.append(frame)
-        return tuple(out)
+    # ---------------------------------------------------------------- stage changes
 
-    def _replay_game(self, faces: list[int]) -> v.Verdict | None:
-        """Replay every move on a full-information engine; check the D3 claims."""
-        assert self.game is not None
-        full = new_game(
-            self.config.preset,
-            len(self.seats),
-            deck=faces,
-            dealer=self.dealer,
-            **self._options(),
-        )
-        for rank, seat, pos in self.claim_log:
-            card = rank * 4 + full.trump
-            if pos is None and full.hands[seat] >> card & 1:
-                key = self.seats[seat]
-                return v.Verdict(
-                    v.FALSE_CLAIM,
-                    (seat,),
-                    (key,),
-                    f"held {CARD_TEXT[card]}, the lowest trump, but did not show it (D3)",
-                    self._frames_of(key, (m.CLAIM, m.AUDIT)),
+    def _act(self) -> bool:
+        """Move to the next stage when every peer has spoken; send what this peer owes."""
+        stage = self.stage
+        if stage == HELLO and all(p.nonce for p in self.peers.values()):
+            self.game_id = game_id(self.table_id, [self.peers[k].nonce for k in self.roster])
+            self.stage = SEAT
+            limbo, self._limbo = self._limbo, []
+            for msg, frame in limbo:
+                self._admit(msg, frame)
+            if not self.is_observer:
+                self._send(m.SEAT, {"secret": self._seat_secret})
+            return True
+        if stage == SEAT and all(p.seat_secret for p in self.peers.values()):
+            self._draw_seats()
+            assert self.game_id is not None
+            secrets = None
+            if not self.is_observer:
+                secrets = mp.DeckSecrets.from_seed(
+                    self._seed, self.game_id, self.my_seat, self.size
                 )
-        for (seat, text), before in zip(self.moves, self.state_trail, strict=True):
-            if full.state_hash() != before:
-                return v.Verdict(
-                    v.BAD_CARD, (-1,), (b"",), f"the game before {text} does not replay"
+            self.deck = DeckPhase(self.game_id, len(self.seats), self.cards, secrets)
+            self.stage = SHUFFLE1
+            self._my_pass()
+            return True
+        if stage in (SHUFFLE1, SHUFFLE2) and self.deck is not None:
+            turn = self.deck.next_turn()
+            if turn is None:
+                self.stage = PLAY
+                self.game = new_hidden_game(
+                    self.config.preset,
+                    len(self.seats),
+                    dealer=self.dealer,
+                    **self._options(),
                 )
-            try:
-                full.play(text, seat=seat)
-            except IllegalMove as error:
-                key = self.seats[seat]
-                return v.Verdict(v.ILLEGAL_MOVE, (seat,), (key,), f"{text}: {error} (audit)")
-        if full.state_hash() != self.game.state_hash():
-            return v.Verdict(v.BAD_CARD, (-1,), (b"",), "the end of the game does not replay")
-        return None
-
-
-def _run_length(peer: _Peer) -> int:
-    """How many queued messages follow the sender's last applied one without a gap."""
-    count = 0
-    while peer.next_seq + count in peer.inbox:
-        count += 1
-    return count
+                self._after_engine_step()
+                return True
+            if stage == SHUFFLE1 and turn[0] != STAGE_PASS1:
+                self.stage = SHUFFLE2
+                self._my_pass()
+                return True
+            return self._my_pass()
+        if stage == PLAY and self.game is not None and self.game.is_over and not self.owed:
+            self._end_of_play()
+            return True
+        if stage == DISCLOSE and not self.disclosures:
+            self._send_result()
+            return True
+        if stage == RESULT and all(p.result is not None for p in self.peers.values()):
+            self.stage = DONE
+            self._out.append(v.Finished(self.losers, self.final_hash))
+            return True
+        return False
 
 
 def drbg(secret: bytes) -> Callable[[int], bytes]:
@@ -1093,6 +1182,12 @@ def config_rules(config: TableConfig) -> Any:
     from ..engine import make_rules
 
     return make_rules(config.preset, **dict(config.options))
+
+
+def _seat_commitment(table: bytes, sender: bytes, secret: bytes) -> bytes:
+    """The hello's commitment to the seat secret, bound to the table and the sender, so it
+    cannot be copied to another table or by another peer."""
+    return _hash(b"moska-p2p/v2/seat", table, sender, secret)
 
 
 def _hash(*parts: bytes) -> bytes:

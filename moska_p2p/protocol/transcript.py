@@ -5,7 +5,13 @@ File layout: a header frame (4-byte big-endian length, then the msgpack map
 followed by the frames exactly as they crossed the wire. The header is not signed; it is
 checked by the owner's signed ``result`` message, which carries the hash of every frame the
 owner processed before it, in this order. :func:`verify_transcript` replays the file with an
-observer session: every signature, the shuffle, every key, every move, the audit.
+observer session: every signature, every shuffle proof, every key, every move, every
+disclosure. No secret is needed: protocol v2 proves each step when it happens.
+
+A transcript that ends with the owner's signed ``verdict`` is the authentic record of a game
+that stopped (a cheat caught, a peer that went silent or left): it verifies when the observer
+reaches the same verdict itself, or (for silence, which a file cannot show) when the owner's
+verdict names exactly the peers the game was waiting for at that point. The culprits forfeit.
 """
 
 from __future__ import annotations
@@ -16,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..crypto.identity import fingerprint_of
+from ..crypto.identity import fingerprint_of, verify
 from . import messages as m
 from . import verdict as v
 from .config import ConfigError, TableConfig
-from .frames import FrameError, open_frame, pack, unpack
+from .frames import MAX_FRAME, FrameError, open_frame, pack, unpack
 from .session import DONE, PeerSession, transcript_digest
 
 MAGIC = "moska-transcript"
@@ -50,7 +56,7 @@ def read_transcript(path: Path) -> tuple[bytes, TableConfig, list[bytes], list[b
             raise TranscriptError(f"truncated at byte {at}")
         (length,) = struct.unpack(">I", data[at : at + 4])
         end = at + 4 + length
-        if length > (1 << 20) or end > len(data):
+        if length > MAX_FRAME or end > len(data):
             raise TranscriptError(f"a record at byte {at} runs past the end of the file")
         records.append(data[at:end])
         at = end
@@ -84,6 +90,7 @@ class Report:
     frames: int
     moves: int
     owner: str
+    verdict: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -95,6 +102,7 @@ class Report:
             "frames": self.frames,
             "moves": self.moves,
             "owner": self.owner,
+            "verdict": self.verdict,
         }
 
 
@@ -107,26 +115,61 @@ def verify_transcript(path: Path) -> Report:
         return Report(False, None, None, [], str(error), 0, 0, "")
     fault: str | None = None
     owner_result_at = -1
+    stopped: v.Verdict | None = None
+    stopped_at = -1
     for index, frame in enumerate(frames):
+        if stopped is not None:
+            # The observer stopped the game at ``stopped_at`` itself: the file is the record
+            # of a stopped game only if the owner's verdict, naming the same culprits, ends it.
+            problem = _check_owner_verdict(frame, owner, stopped, last=index == len(frames) - 1)
+            if problem:
+                fault = f"frame {stopped_at}: {stopped.describe()} ({problem})"
+            break
         before = len(observer.transcript)
-        outputs = observer.receive(frame)
+        try:
+            outputs = observer.receive(frame)
+        except ValueError as error:  # a LocalError: a bug, never the file's fault alone
+            fault = f"frame {index}: the verifier failed: {error}"
+            break
         for out in outputs:
             if isinstance(out, v.Rejected):
                 fault = f"frame {index}: {out.reason}"
             elif isinstance(out, v.Stopped):
-                fault = f"frame {index}: {out.verdict.describe()}"
+                stopped, stopped_at = out.verdict, index
         if fault:
             break
+        if stopped is not None:
+            if _is_owner_verdict(frame, owner):
+                break  # the owner's own verdict, adopted by the observer: the last frame
+            continue
         if len(observer.transcript) != before + 1:
             fault = f"frame {index} is out of order (it cannot apply at this point)"
             break
-        payload, _ = open_frame(frame[4:])
+        _, payload, _ = open_frame(frame[4:])
         msg = m.parse_payload(payload)
         if msg.sender == owner and msg.type == m.RESULT:
             owner_result_at = index
             if msg.body["transcript"] != transcript_digest(frames[:index]):
                 fault = f"frame {index}: the owner's result does not sign the frames before it"
                 break
+    if stopped is not None:
+        if (
+            fault is None
+            and stopped_at == len(frames) - 1
+            and not _is_owner_verdict(frames[-1], owner)
+        ):
+            fault = f"frame {stopped_at}: {stopped.describe()} (the owner's verdict is missing)"
+        return Report(
+            fault is None,
+            observer.game_id.hex() if observer.game_id else None,
+            None,
+            list(observer.losers),
+            fault,
+            len(frames),
+            len(observer.moves),
+            fingerprint_of(owner),
+            stopped.describe(),
+        )
     if fault is None and observer.stage != DONE:
         waiting = ", ".join(fingerprint_of(k) for k in observer.waiting_on())
         fault = f"the transcript ends before the game does (waiting for {waiting or 'nobody'})"
@@ -135,7 +178,7 @@ def verify_transcript(path: Path) -> Report:
     if fault is None and owner_result_at != len(frames) - 1 and owner_result_at >= 0:
         # frames after the owner's result are the other peers' results only
         for frame in frames[owner_result_at + 1 :]:
-            payload, _ = open_frame(frame[4:])
+            _, payload, _ = open_frame(frame[4:])
             if m.parse_payload(payload).type != m.RESULT:
                 fault = "a frame after the owner's result is not a result"
                 break
@@ -150,3 +193,31 @@ def verify_transcript(path: Path) -> Report:
         len(observer.moves),
         fingerprint_of(owner),
     )
+
+
+def _is_owner_verdict(frame: bytes, owner: bytes) -> bool:
+    try:
+        _, payload, _ = open_frame(frame[4:])
+        msg = m.parse_payload(payload)
+    except FrameError:
+        return False
+    return msg.sender == owner and msg.type == m.VERDICT
+
+
+def _check_owner_verdict(
+    frame: bytes, owner: bytes, stopped: v.Verdict, *, last: bool
+) -> str | None:
+    """What is wrong with ``frame`` as the owner's verdict on a game the observer stopped
+    itself (``None``: it is that verdict, signed by the owner, naming the same culprits, and
+    the file's last frame)."""
+    if not last:
+        return "frames go on after the game stopped"
+    if not _is_owner_verdict(frame, owner):
+        return "the last frame is not the owner's verdict"
+    kind, payload, signature = open_frame(frame[4:])
+    if not verify(owner, kind, payload, signature):
+        return "the owner's verdict has a forged signature"
+    culprits = tuple(m.parse_payload(payload).body["culprits"])
+    if culprits != stopped.keys:
+        return "the owner's verdict names other culprits"
+    return None

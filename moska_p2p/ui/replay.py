@@ -3,10 +3,9 @@
 Two sources. An arena game saved with ``moska arena --save`` (JSON) holds the whole deck,
 so every state is known. A peer's transcript (``.moska``) holds only signed frames: it is
 replayed by an observer :class:`~moska_p2p.protocol.session.PeerSession`, as ``moska
-verify`` does; once its audit has run every seed is known, the shuffle is replayed
-(:func:`~moska_p2p.crypto.deck.replay_shuffle`) and the game is rebuilt with every face, so
-it can be shown from any seat or with all cards open. A transcript that stops before its
-audit is shown as the observer saw it: public cards only.
+verify`` does, and shown as that observer saw it: public cards only. Protocol v2 never
+reveals a secret at the end, so a card nobody showed stays hidden in a replay too; a
+transcript with a frame that does not check is refused, never shown.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..engine import Game, new_game
 from .render import Style, color_wanted, move_text, render_table, strip_ansi, symbols_wanted
@@ -94,7 +93,6 @@ def replay_of_record(record: dict[str, object], source: str = "") -> Replay:
 
 def replay_of_transcript(path: Path) -> Replay:
     """The states of a peer transcript, through an observer session (module docstring)."""
-    from ..crypto import deck as mp
     from ..crypto.identity import fingerprint_of
     from ..protocol import verdict as v
     from ..protocol.session import PeerSession
@@ -109,8 +107,10 @@ def replay_of_transcript(path: Path) -> Replay:
     fault = ""
     for index, frame in enumerate(frames):
         for out in observer.receive(frame):
-            if isinstance(out, v.Rejected) and not fault:
-                fault = f"frame {index}: {out.reason}"
+            if isinstance(out, v.Rejected):
+                # A frame that does not check (a forged signature, a flipped bit) makes the
+                # file untrustworthy: showing its moves would present a forgery as a game.
+                raise ReplayError(f"{path}: frame {index}: {out.reason} (see moska verify)")
             elif isinstance(out, v.Stopped) and not fault:
                 fault = f"frame {index}: {out.verdict.describe()}"
         game = observer.game
@@ -122,33 +122,6 @@ def replay_of_transcript(path: Path) -> Replay:
     moves = list(observer.moves)
     owner_seat = observer.seat_of.get(owner, 0)
     source = str(path)
-    if observer.final_hash:  # the audit ran: every seed, so every face, is known
-        keys = observer.seats
-        faces = mp.replay_shuffle(
-            observer.game_id or b"",
-            [observer.peers[k].seed for k in keys],
-            [observer.peers[k].seed_commit for k in keys],
-            observer.pass1,
-            observer.pass2,
-            observer.key_commits,
-            observer.size,
-            observer.cards,
-        )
-        options: dict[str, Any] = dict(config.options)
-        game = new_game(
-            config.preset,
-            len(keys),
-            deck=faces,
-            dealer=observer.dealer,
-            **options,
-        )
-        states = [game.copy()]
-        for seat, text in moves:
-            game.play(text, seat=seat)
-            states.append(game.copy())
-        return Replay(
-            config.preset, names, states, moves, True, owner_seat, source, list(game.losers)
-        )
     while len(hidden) < len(moves) + 1:  # pragma: no cover - one copy per move above
         hidden.append(hidden[-1])
     return Replay(

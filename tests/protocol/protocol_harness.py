@@ -6,8 +6,10 @@ from collections.abc import Callable
 
 from moska_p2p.bots.builtin import RandomBot
 from moska_p2p.crypto.identity import Identity
+from moska_p2p.protocol import messages as m
 from moska_p2p.protocol import verdict as v
 from moska_p2p.protocol.config import TableConfig
+from moska_p2p.protocol.frames import open_frame
 from moska_p2p.protocol.session import DONE, STOPPED, PeerSession
 from moska_p2p.protocol.simulate import Network, Tamper, make_peers
 
@@ -85,6 +87,43 @@ def to_act_index(net: Network) -> int | None:
         if s.my_turn:
             return i
     return None
+
+
+def _msg(frame: bytes) -> m.Message:
+    _, payload, _ = open_frame(frame[4:])
+    return m.parse_payload(payload)
+
+
+def _rewrite(net_box: list[Network], cheater: int, kind: str, change: object) -> object:
+    """A tamper hook that makes the cheater send its first ``kind`` message with ``change``
+    applied, re-signing it and every later message so that its chain stays consistent (as
+    a real cheating client would)."""
+    forged: dict[bytes, bytes] = {}  # original payload hash -> forged frame
+    renamed: dict[bytes, bytes] = {}  # original payload hash -> forged payload hash
+    changed = False
+
+    def tamper(source: int, target: int, frame: bytes) -> list[bytes]:
+        nonlocal changed
+        msg = _msg(frame)
+        s = net_box[0].sessions[cheater]
+        if msg.sender != s.me:
+            return [frame]
+        if target == cheater:
+            return []  # the cheater knows what it sent; relays of its forgeries are not news
+        if msg.hash not in forged:
+            body = dict(msg.body)
+            if msg.type == kind and not changed:
+                change(body)  # type: ignore[operator]
+                changed = True
+            elif msg.prev not in renamed:
+                return [frame]
+            prev = renamed.get(msg.prev, msg.prev)
+            new = s.craft(msg.type, body, seq=msg.seq, prev=prev, game=msg.game)
+            forged[msg.hash] = new
+            renamed[msg.hash] = _msg(new).hash
+        return [forged[msg.hash]]
+
+    return tamper
 
 
 __all__ = ["PeerSession", "RandomBot"]

@@ -66,11 +66,13 @@ def _check_no_leak(net: Network) -> None:
                 assert g.hands[other] == g.shown[other], "a hidden card of another hand leaked"
         # And every position it can decrypt really holds the card its engine says.
         for pos in known_faces(session):
+            deck = session.deck
+            assert deck is not None
             keys = [
-                session._secrets().keys[pos] if s == me else session.keys[(s, pos)]
+                deck.my_key(pos) if s == me else session.keys[(s, pos)]
                 for s in range(len(session.seats))
             ]
-            assert session.table_points[mp.unmask(session.deck_points[pos], keys)] == g.face[pos]
+            assert deck.table[mp.unmask(deck.final[pos], keys)] == g.face[pos]
 
 
 def _pending_public(session: PeerSession) -> set[int]:

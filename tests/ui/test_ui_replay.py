@@ -96,20 +96,32 @@ def test_open_hands_show_every_seat(saved_game: Path) -> None:
             assert card[:-1] + "♣♦♥♠"["CDHS".index(card[-1])] in text
 
 
-def test_a_transcript_replays_with_every_face_after_its_audit(transcripts: list[Path]) -> None:
+def test_a_transcript_replays_public_cards_only_to_its_end(transcripts: list[Path]) -> None:
+    """Protocol v2 reveals no secret at the end: a replay shows what the observer saw,
+    to the game's last state, and never a card nobody showed."""
     replay = load_replay(transcripts[1])
-    assert replay.full
+    assert not replay.full
     assert replay.names[replay.owner] == "bo"  # the writer's seat by default
     assert set(replay.names) == {"ann", "bo", "cy"}
     _, config, roster, frames = read_transcript(transcripts[1])
-    # The rebuilt full-information game ends where every peer's engine ended.
     observer = PeerSession(None, config, roster)
     for frame in frames:
         observer.receive(frame)
     assert replay.states[-1].state_hash() == observer.final_hash
-    out = io.StringIO()
-    run_replay(replay, seat=2, open_hands=True, interactive=False, out=out, color=False)
-    assert "game over, lost:" in out.getvalue()
+    with pytest.raises(ReplayError, match="--open is not possible"):
+        run_replay(replay, open_hands=True, interactive=False, out=io.StringIO())
+
+
+def test_a_forged_transcript_is_refused(transcripts: list[Path], tmp_path: Path) -> None:
+    owner, config, roster, frames = read_transcript(transcripts[0])
+    forged = list(frames)
+    bad = bytearray(forged[len(forged) // 2])
+    bad[-1] ^= 1  # the signature's last byte
+    forged[len(forged) // 2] = bytes(bad)
+    path = tmp_path / "forged.moska"
+    write_transcript(path, owner, config, roster, forged)
+    with pytest.raises(ReplayError, match="forged signature"):
+        load_replay(path)
 
 
 def test_a_transcript_cut_before_its_audit_shows_public_cards_only(
