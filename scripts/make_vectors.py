@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
-"""Generate the wire protocol's test vectors in ``protocol/vectors/`` (protocol version 1).
+"""Generate the wire protocol's test vectors in ``protocol/vectors/`` (protocol version 2).
 
 Everything is deterministic: identities come from fixed seeds (``Identity.from_seed``), every
 peer's nonce, seat secret and deck seed from its per-game secret ``SHA-256(f"{seed}/{index}")``
-(``make_peers(..., seed=...)`` seeds each peer's DRBG so), the table nonce is fixed and moves are
-drawn by a seeded chooser defined here (not a bot of ``moska_p2p.bots``, so that the vectors do
-not move when the bots do). Only the protocol and the rules engine shape them.
+(``make_peers(..., seed=...)`` seeds each peer's DRBG so), the table nonce is fixed, the proofs'
+nonces are derived (PROTOCOL.md §11.4), and moves are drawn by a seeded chooser defined here
+(not a bot of ``moska_p2p.bots``, so that the vectors do not move when the bots do). Only the
+protocol and the rules engine shape them.
 
     python scripts/make_vectors.py            # (re)write protocol/vectors/
     python scripts/make_vectors.py --check    # regenerate in memory, compare with the files
 
-Files written (``protocol/README.md`` describes them, ``protocol/PROTOCOL.md`` §16 their JSON
-conventions):
+Files written (``protocol/README.md`` describes them, ``protocol/PROTOCOL.md`` §18 their JSON
+conventions); ``proofs.json`` in the same directory belongs to the proof tests and is left alone:
 
 - ``framing.json``  signed frames of every message type with their decoding, and invalid frames
-- ``crypto.json``   table id, game id, seating, card points, seed derivations, a small shuffle
+- ``crypto.json``   signatures, table id, game id, seating, card points, seed derivations, a
+                    Fiat-Shamir transcript, a small proven shuffle
 - ``attacks.json``  frame sequences delivered to one peer, with the outcome an observer reaches
 - ``games.json`` with ``game-*.moska``: whole-game transcripts and what ``verify`` reports
 """
@@ -36,9 +38,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import msgpack
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from moska_p2p.crypto import deck as mp
-from moska_p2p.crypto.identity import Identity
+from moska_p2p.crypto import group as grp
+from moska_p2p.crypto.fiat_shamir import Transcript
+from moska_p2p.crypto.identity import Identity, signing_input, verify
+from moska_p2p.crypto.shuffle_proof import generators
 from moska_p2p.engine import new_hidden_game
 from moska_p2p.engine.encoding import ENCODING_VERSION
 from moska_p2p.protocol import messages as m
@@ -46,6 +53,7 @@ from moska_p2p.protocol import verdict as v
 from moska_p2p.protocol.config import TableConfig, game_id, table_id
 from moska_p2p.protocol.frames import (
     MAX_FRAME,
+    MAX_PAYLOAD_OF,
     FrameDecoder,
     FrameError,
     encode_frame,
@@ -58,6 +66,7 @@ from moska_p2p.protocol.session import (
     PeerSession,
     _hand_cards,
     _hash,
+    _seat_commitment,
     drbg,
     transcript_digest,
 )
@@ -69,9 +78,10 @@ IDENTITY_SEEDS = [bytes([i + 1]) * 32 for i in range(6)]
 OUTSIDER_SEED = bytes([0xEE]) * 32  # an identity on no roster
 TABLE_NONCE = bytes(range(32))
 OTHER_GAME = hashlib.sha256(b"another game").digest()
+GENERATED = ("framing.json", "crypto.json", "attacks.json", "games.json")
 
 
-# -- JSON form of msgpack values (PROTOCOL.md §16) ---------------------------------------------
+# -- JSON form of msgpack values (PROTOCOL.md §18) ---------------------------------------------
 
 
 def jv(value: Any) -> Any:
@@ -87,17 +97,46 @@ def jv(value: Any) -> Any:
     return value
 
 
+def hexes(items: Sequence[bytes]) -> list[str]:
+    return [item.hex() for item in items]
+
+
 def stage_name(session: PeerSession) -> str:
     return "stopped" if session.stage == STOPPED else STAGES[session.stage]
 
 
 def message(frame: bytes) -> m.Message:
-    payload, _ = open_frame(frame[4:])
+    _, payload, _ = open_frame(frame[4:])
     return m.parse_payload(payload)
 
 
 def framed(body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + body
+
+
+def signed_as(identity: Identity, kind: str, payload: bytes) -> bytes:
+    """A frame of ``kind`` carrying ``payload``, signed by ``identity`` for that kind."""
+    return encode_frame(kind, payload, identity.sign(kind, payload))
+
+
+def claims_of(session: PeerSession) -> list[list[Any]]:
+    """Every D3 claim in a transcript: [seat, rank, shown position or None]."""
+    out = []
+    for frame in session.transcript:
+        msg = message(frame)
+        if msg.type == m.CLAIM:
+            card = msg.body["card"]
+            out.append([session.seat_of[msg.sender], msg.body["rank"], card and card[0]])
+    return out
+
+
+def disclosures_of(session: PeerSession) -> list[list[Any]]:
+    """Every disclosure in a transcript: [seat, [positions]]."""
+    return [
+        [session.seat_of[msg.sender], sorted(pos for pos, _ in msg.body["keys"])]
+        for msg in map(message, session.transcript)
+        if msg.type == m.DISCLOSE
+    ]
 
 
 # -- an in-memory table that records what one peer saw ------------------------------------------
@@ -135,6 +174,7 @@ class Table:
         self._logged: set[bytes] = set()
         self.tamper: Callable[[int, int, bytes], list[bytes]] | None = None
         self.chooser = random.Random(seed)
+        self.keep_trumps = False  # choose a move that lays no trump whenever there is one
         self.clock = 0.0
 
     @property
@@ -186,8 +226,16 @@ class Table:
                 self.deliver(index, frame, force)
         self.settle()
 
+    def tick(self, now: float) -> None:
+        """Let time pass for every peer (recorded as a tick step of the watched one)."""
+        self.clock = now
+        self.steps.append({"tick": now})
+        for index, peer in enumerate(self.peers):
+            self.emit(index, peer.tick(now))
+        self.settle()
+
     def to_act(self) -> int | None:
-        return next((i for i, p in enumerate(self.peers) if p.my_turn), None)
+        return next((i for i, p in enumerate(self.peers) if p.my_turn and p.stage != STOPPED), None)
 
     def step(self) -> bool:
         """One move by the peer whose turn it is (a seeded choice among its legal moves)."""
@@ -196,6 +244,11 @@ class Table:
         if index is None:
             return False
         moves = self.peers[index].legal_moves()
+        if self.keep_trumps:
+            g = self.peers[index].game
+            assert g is not None
+            thrifty = [mv for mv in moves if not any(c & 3 == g.trump for c in mv[1])]
+            moves = thrifty or moves
         move = moves[self.chooser.randrange(len(moves))]
         self.emit(index, self.peers[index].play(move, self.clock))
         self.settle()
@@ -282,6 +335,7 @@ def outcome(
             "reason": verdict.reason,
             "evidence_steps": [frames.index(f) for f in verdict.evidence],
         }
+        result["losers"] = list(observer.losers)
         honest = table.watched.verdict
         assert honest is not None, "the watched peer gave no verdict"
         assert (honest.kind, honest.seats, honest.keys) == (
@@ -289,6 +343,20 @@ def outcome(
             verdict.seats,
             verdict.keys,
         ), (honest, verdict)
+        assert table.watched.losers == observer.losers, (table.watched.losers, observer.losers)
+        # The watched peer signs its verdict (unless it is a culprit, or the game id was not
+        # known yet): the last frame of its transcript, and a step of this case.
+        signs = table.watched.game_id is not None and table.watched.me not in honest.keys
+        own = [
+            i
+            for i, s in enumerate(steps)
+            if "frame" in s
+            and message(s["frame"]).type == m.VERDICT
+            and message(s["frame"]).sender == table.watched.me
+        ]
+        assert own == ([frames.index(table.watched.transcript[-1])] if signs else []), own
+        assert not own or own[0] >= at
+        result["verdict_message_step"] = own[0] if own else None
     else:
         result["verdict"] = None
         assert table.watched.verdict is None, table.watched.verdict
@@ -304,15 +372,17 @@ def outcome(
 def frame_entry(
     name: str, frame: bytes, seeds: dict[bytes, bytes], note: str = ""
 ) -> dict[str, Any]:
-    payload, signature = open_frame(frame[4:])
+    kind, payload, signature = open_frame(frame[4:])
     msg = m.parse_payload(payload)
     raw = msgpack.unpackb(payload, raw=False)
     entry = {
         "name": name,
         "frame": frame.hex(),
         "length": len(frame) - 4,
+        "kind": kind,
         "payload": payload.hex(),
         "signature": signature.hex(),
+        "signing_input_sha256": hashlib.sha256(signing_input(kind, payload)).hexdigest(),
         "payload_sha256": hashlib.sha256(payload).hexdigest(),
         "signer_seed": seeds[msg.sender].hex(),
         "signer_public_key": msg.sender.hex(),
@@ -327,32 +397,44 @@ def frame_entry(
 def invalid_frames() -> list[dict[str, Any]]:
     signer = Identity.from_seed(IDENTITY_SEEDS[0])
     good = {
-        "v": 1,
+        "v": 2,
         "g": bytes(32),
         "f": signer.public_bytes,
         "s": 1,
         "p": bytes(32),
         "t": "seat",
         "b": {"secret": bytes(32)},
+        "h": [[1, bytes(8)], [0, b""]],
     }
 
-    def signed(payload: bytes) -> bytes:
-        return encode_frame(payload, signer.sign(payload))
-
     def raw(value: Any) -> bytes:
-        return msgpack.packb(value, use_bin_type=True)
+        packed: bytes = msgpack.packb(value, use_bin_type=True)
+        return packed
 
-    def envelope(**changes: Any) -> bytes:
+    def signed(payload: bytes, kind: str = "seat") -> bytes:
+        return signed_as(signer, kind, payload)
+
+    def envelope(kind: str = "seat", **changes: Any) -> bytes:
         msg = dict(good)
         for key, value in changes.items():
             if value is ...:
                 del msg[key]
             else:
                 msg[key] = value
-        return signed(raw(msg))
+        return signed(raw(msg), kind)
 
     def body(kind: str, fields: dict[str, Any]) -> bytes:
-        return envelope(t=kind, b=fields)
+        return envelope(kind, t=kind, b=fields)
+
+    def hello(**changes: Any) -> bytes:
+        fields = {
+            "name": "",
+            "nonce": bytes(32),
+            "seat_commit": bytes(32),
+            "config": {},
+            "roster": [],
+        }
+        return body("hello", fields | changes)
 
     nested: Any = []
     for _ in range(33):
@@ -361,13 +443,33 @@ def invalid_frames() -> list[dict[str, Any]]:
     cases: list[tuple[str, bytes, str, str]] = [
         # (name, bytes, where it fails: stream | frame | message, error substring)
         ("length over the cap", struct.pack(">I", MAX_FRAME + 1), "stream", "over the limit"),
-        ("body is a map", framed(raw({"payload": b"", "sig": sig})), "frame", "must be an array"),
-        ("body has three items", framed(raw([b"x", sig, b""])), "frame", "array"),
-        ("payload is str", framed(raw(["x", sig])), "frame", "payload must be bin"),
-        ("signature of 63 bytes", framed(raw([b"x", bytes(63)])), "frame", "signature is 64 bytes"),
-        ("trailing byte after the body", framed(raw([b"x", sig]) + b"\x00"), "frame", "trailing"),
-        ("payload not msgpack (0xc1)", framed(raw([b"\xc1", sig])), "message", "reserved type"),
-        ("payload truncated", framed(raw([b"\x92\x01", sig])), "message", "truncated"),
+        ("body is a map", framed(raw({"kind": "seat", "sig": sig})), "frame", "must be an array"),
+        ("body of two items (v1)", framed(raw([b"x", sig])), "frame", "got list of 2"),
+        ("body of four items", framed(raw(["seat", b"x", sig, b""])), "frame", "array"),
+        ("kind is bin", framed(raw([b"seat", b"x", sig])), "frame", "kind must be str"),
+        ("unknown kind", framed(raw(["chat", b"x", sig])), "frame", "unknown frame kind"),
+        ("kind with a NUL", framed(raw(["seat\x00", b"x", sig])), "frame", "unknown frame kind"),
+        ("payload is str", framed(raw(["seat", "x", sig])), "frame", "payload must be bin"),
+        (
+            "payload over its kind's cap",
+            framed(raw(["seat", bytes(MAX_PAYLOAD_OF["seat"] + 1), sig])),
+            "frame",
+            "over the limit of 256",
+        ),
+        ("signature of 63 bytes", framed(raw(["seat", b"x", bytes(63)])), "frame", "64 bytes"),
+        (
+            "trailing byte after the body",
+            framed(raw(["seat", b"x", sig]) + b"\x00"),
+            "frame",
+            "trailing",
+        ),
+        (
+            "payload not msgpack (0xc1)",
+            framed(raw(["seat", b"\xc1", sig])),
+            "message",
+            "reserved type",
+        ),
+        ("payload truncated", framed(raw(["seat", b"\x92\x01", sig])), "message", "truncated"),
         ("payload is an array", signed(b"\x93\x01\x02\x03"), "message", "must be a map"),
         ("map key is an int", signed(b"\x81\x01\x01"), "message", "map keys must be str"),
         ("duplicate map key", signed(b"\x82\xa1v\x01\xa1v\x01"), "message", "duplicate map key"),
@@ -377,10 +479,15 @@ def invalid_frames() -> list[dict[str, Any]]:
         ("infinity", signed(b"\xcb\x7f\xf0\x00\x00\x00\x00\x00\x00"), "message", "float inf"),
         ("invalid UTF-8 in a str", signed(b"\xa2\xc3\x28"), "message", "UTF-8"),
         ("nested 33 deep", signed(raw(nested)), "message", "nested deeper than 32"),
-        ("missing envelope field", envelope(p=...), "message", "fields v g f s p t b"),
-        ("extra envelope field", envelope(x=1), "message", "fields v g f s p t b"),
-        ("version 2", envelope(v=2), "message", "protocol version 2"),
-        ("version as float", envelope(v=1.0), "message", "v must be an integer"),
+        ("missing envelope field", envelope(p=...), "message", "fields v g f s p t b h"),
+        ("no heads (a v1 envelope)", envelope(h=...), "message", "fields v g f s p t b h"),
+        ("extra envelope field", envelope(x=1), "message", "fields v g f s p t b h"),
+        ("heads of 7 entries", envelope(h=[[0, b""]] * 7), "message", "more than 6"),
+        ("a head's hash of 7 bytes", envelope(h=[[1, bytes(7)]]), "message", "8 bytes"),
+        ("a head's hash for count 0", envelope(h=[[0, bytes(8)]]), "message", "none for count 0"),
+        ("a head of 3 items", envelope(h=[[1, bytes(8), 0]]), "message", "more than 2"),
+        ("version 1", envelope(v=1), "message", "protocol version 1 is not 2"),
+        ("version as float", envelope(v=2.0), "message", "v must be an integer"),
         ("game id of 31 bytes", envelope(g=bytes(31)), "message", "g must be 32 bytes"),
         ("sender as str", envelope(f=signer.public_bytes.hex()), "message", "f must be bytes"),
         ("seq as str", envelope(s="1"), "message", "s must be an integer"),
@@ -388,43 +495,46 @@ def invalid_frames() -> list[dict[str, Any]]:
         ("seq negative", envelope(s=-1), "message", "out of range"),
         ("seq over 2^20", envelope(s=(1 << 20) + 1), "message", "out of range"),
         ("unknown type", envelope(t="chat"), "message", 'unknown message type "chat"'),
+        (
+            "commit (v1) is no longer a type",
+            envelope(t="commit", b={"seed": bytes(32)}),
+            "message",
+            'unknown message type "commit"',
+        ),
         ("body not a map", envelope(b=[]), "message", "body must be a map"),
         ("body field missing", body("seat", {}), "message", "missing ['secret']"),
         ("body field extra", body("seat", {"secret": bytes(32), "x": 1}), "message", "unexpected"),
         ("seat secret of 33 bytes", body("seat", {"secret": bytes(33)}), "message", "33"),
+        ("hello name of 41 characters", hello(name="x" * 41), "message", "longer than 40"),
+        ("hello roster of 7 keys", hello(roster=[bytes(32)] * 7), "message", "more than 6"),
         (
-            "hello name of 41 characters",
-            body(
-                "hello",
-                {
-                    "name": "x" * 41,
-                    "nonce": bytes(32),
-                    "seat_commit": bytes(32),
-                    "config": {},
-                    "roster": [],
-                },
-            ),
+            "shuffle1 without its scalar",
+            body("shuffle1", {"points": [], "proof": b""}),
             "message",
-            "longer than 40",
+            "missing ['scalar']",
         ),
         (
-            "hello roster of 7 keys",
-            body(
-                "hello",
-                {
-                    "name": "",
-                    "nonce": bytes(32),
-                    "seat_commit": bytes(32),
-                    "config": {},
-                    "roster": [bytes(32)] * 7,
-                },
-            ),
+            "shuffle1 proof over 6816 bytes",
+            body("shuffle1", {"scalar": bytes(32), "points": [], "proof": bytes(6817)}),
             "message",
-            "more than 6",
+            "at most 6816",
+        ),
+        (
+            "shuffle2 key point of 31 bytes",
+            body("shuffle2", {"points": [], "keys": [bytes(31)], "proof": b""}),
+            "message",
+            "31",
+        ),
+        (
+            "shuffle2 of 53 points",
+            body("shuffle2", {"points": [bytes(32)] * 53, "keys": [], "proof": b""}),
+            "message",
+            "more than 52",
         ),
         ("keys position 52", body("keys", {"keys": [[52, bytes(32)]]}), "message", "out of range"),
         ("keys entry of 3", body("keys", {"keys": [[1, bytes(32), 0]]}), "message", "more than 2"),
         ("keys 53 entries", body("keys", {"keys": [[0, bytes(32)]] * 53}), "message", "52"),
+        ("disclose key of 33 bytes", body("disclose", {"keys": [[0, bytes(33)]]}), "message", "33"),
         ("claim rank 13", body("claim", {"rank": 13, "card": None}), "message", "out of range"),
         (
             "move state of 31 bytes",
@@ -439,12 +549,27 @@ def invalid_frames() -> list[dict[str, Any]]:
             "out of range",
         ),
         ("leave reason of 201", body("leave", {"reason": "x" * 201}), "message", "longer than 200"),
+        (
+            "verdict with 5 evidence frames",
+            body(
+                "verdict",
+                {"kind": "timeout", "culprits": [], "reason": "", "evidence": [b"x"] * 5},
+            ),
+            "message",
+            "more than 4",
+        ),
+        (
+            "verdict kind of 41 characters",
+            body("verdict", {"kind": "x" * 41, "culprits": [], "reason": "", "evidence": []}),
+            "message",
+            "longer than 40",
+        ),
     ]
     for name, data, where, error in cases:  # each fails where and as recorded
         try:
             [frame_body] = FrameDecoder().feed(data)
             assert where != "stream", name
-            payload, _ = open_frame(frame_body)
+            _, payload, _ = open_frame(frame_body)
             assert where != "frame", name
             m.parse_payload(payload)
         except FrameError as refused:
@@ -457,11 +582,28 @@ def invalid_frames() -> list[dict[str, Any]]:
     ]
 
 
-def framing_vectors(durak: Table) -> dict[str, Any]:
+FRAME_NAMES = (
+    "hello",
+    "seat",
+    "shuffle1",
+    "shuffle2",
+    "keys",
+    "claim",
+    "claim-shown",
+    "move",
+    "move-without-cards",
+    "disclose",
+    "result",
+    "leave",
+    "verdict",
+)
+
+
+def framing_vectors(durak: Table, disclosing: Table) -> dict[str, Any]:
     seeds = {Identity.from_seed(s).public_bytes: s for s in IDENTITY_SEEDS}
-    transcript = durak.watched.transcript
     chosen: dict[str, bytes] = {}
-    for frame in transcript:
+    notes: dict[str, str] = {}
+    for frame in durak.watched.transcript + disclosing.watched.transcript:
         msg = message(frame)
         name = msg.type
         if msg.type == m.CLAIM and msg.body["card"] is not None:
@@ -469,51 +611,209 @@ def framing_vectors(durak: Table) -> dict[str, Any]:
         elif msg.type == m.MOVE and not msg.body["cards"]:
             name = "move-without-cards"
         chosen.setdefault(name, frame)
-    # A leave, signed as the next message of peer 1 after its result.
+    notes["disclose"] = "from the game of games.json whose loser discloses a denied position"
+    # A leave and a verdict, signed as the next messages of peer 1 after its result (valid
+    # frames; no honest peer would send them then).
     leaver = durak.peers[1]
     chosen[m.LEAVE] = leaver.craft(m.LEAVE, {"reason": "closed the window"})
+    notes[m.LEAVE] = "crafted: peer 1's next message after its result"
+    chosen[m.VERDICT] = leaver.craft(
+        m.VERDICT,
+        {
+            "kind": v.TIMEOUT,
+            "culprits": [durak.peers[2].me],
+            "reason": "did not answer within 30 s",
+            "evidence": [],
+        },
+        seq=message(chosen[m.LEAVE]).seq,
+    )
+    notes[m.VERDICT] = "crafted: what peer 1 would sign, in place of the leave, naming peer 2"
     raw_example = Identity.from_seed(bytes(32))
-    raw_payload = pack({"type": "hello", "seq": 0})
-    raw_frame = encode_frame(raw_payload, raw_example.sign(raw_payload))
+    raw_payload = pack({"reason": "bedtime"})
+    raw_frame = signed_as(raw_example, "leave", raw_payload)
     return {
         "description": (
-            "Signed frames of every message type (from the durak game of games.json, seat-keys "
-            "of identity_seed bytes([i+1])*32) with their decoding, and invalid inputs. "
-            "'message' is the decoded payload in the JSON form of PROTOCOL.md section 16."
+            "Signed frames of every message type (from the durak games of games.json, "
+            "seat-keys of identity_seed bytes([i+1])*32) with their decoding, and invalid "
+            "inputs. 'message' is the decoded payload in the JSON form of PROTOCOL.md section "
+            "18; the signature covers 'moska-p2p/v2/' + kind + 00 + payload."
         ),
         "protocol_version": m.VERSION,
         "framing_only": {
             "note": "framing without the protocol envelope: the frames.py doctest",
             "signer_seed": bytes(32).hex(),
             "signer_public_key": raw_example.public_bytes.hex(),
+            "kind": "leave",
             "frame": raw_frame.hex(),
             "payload": raw_payload.hex(),
+            "signing_input": signing_input("leave", raw_payload).hex(),
             "signature": raw_frame[-64:].hex(),
-            "value": {"type": "hello", "seq": 0},
+            "value": {"reason": "bedtime"},
         },
         "frames": [
-            frame_entry(name, chosen[name], seeds)
-            for name in (
-                "hello",
-                "seat",
-                "commit",
-                "shuffle1",
-                "shuffle2",
-                "keys",
-                "claim",
-                "claim-shown",
-                "move",
-                "move-without-cards",
-                "audit",
-                "result",
-                "leave",
-            )
+            frame_entry(name, chosen[name], seeds, notes.get(name, "")) for name in FRAME_NAMES
         ],
         "invalid": invalid_frames(),
     }
 
 
 # -- crypto vectors -----------------------------------------------------------------------------
+
+
+def strict_vectors() -> list[dict[str, Any]]:
+    """Signatures that the Ed25519 equation alone accepts (OpenSSL does), that strict
+    verification (PROTOCOL.md §3) refuses; and one that both refuse."""
+    neutral = bytes([1]) + bytes(31)
+    alice = Identity.from_seed(IDENTITY_SEEDS[0])
+    payload = b"any payload at all"
+    good = alice.sign("move", payload)
+    s = int.from_bytes(good[32:], "little") + grp.GROUP_ORDER
+    cases = [
+        ("neutral key, R = neutral, S = 0", neutral, neutral + bytes(32)),
+        ("S + L (not reduced)", alice.public_bytes, good[:32] + s.to_bytes(32, "little")),
+        ("signed for another kind", alice.public_bytes, alice.sign("leave", payload)),
+    ]
+    out = []
+    for name, key, signature in cases:
+        try:
+            Ed25519PublicKey.from_public_bytes(key).verify(
+                signature, signing_input("move", payload)
+            )
+            equation = True
+        except (InvalidSignature, ValueError):
+            equation = False
+        assert not verify(key, "move", payload, signature), name
+        out.append(
+            {
+                "name": name,
+                "public_key": key.hex(),
+                "kind": "move",
+                "payload": payload.hex(),
+                "signature": signature.hex(),
+                "equation_alone_accepts": equation,
+                "strict_accepts": False,
+            }
+        )
+    assert verify(alice.public_bytes, "move", payload, good)
+    return out
+
+
+def fiat_shamir_vector() -> dict[str, Any]:
+    """A transcript with each operation once, the bytes S it absorbs and the challenges."""
+    domain = b"moska-p2p/v2/example"
+    label, data = b"label", b"data"
+    list_label, items = b"items", [b"a", b"bc", b""]
+    transcript = Transcript(domain)
+    transcript.append(label, data)
+    transcript.append_list(list_label, items)
+    state = (
+        b"moska-p2p/v2/fs\x00"
+        + grp.length_prefixed(domain)
+        + b"\x01"
+        + grp.length_prefixed(label, data)
+        + b"\x02"
+        + grp.length_prefixed(list_label)
+        + struct.pack(">I", len(items))
+        + grp.length_prefixed(*items)
+    )
+    first = transcript.challenge_scalar(b"c")
+    digest = hashlib.sha512(state + b"\x03" + grp.length_prefixed(b"c") + bytes(4)).digest()
+    assert first == (int.from_bytes(digest, "little") % grp.GROUP_ORDER).to_bytes(32, "little")
+    second = transcript.challenge_scalar(b"c")
+    return {
+        "domain": domain.decode(),
+        "operations": [
+            {"op": "append", "label": label.decode(), "data": data.hex()},
+            {"op": "append_list", "label": list_label.decode(), "items": hexes(items)},
+        ],
+        "state_before_challenge": state.hex(),
+        "first_digest": digest.hex(),
+        "challenges": [first.hex(), second.hex()],
+    }
+
+
+def shuffle_vector(gid: bytes) -> dict[str, Any]:
+    """A 2-seat, 6-card deck: both passes of both seats with their proofs, and reveals."""
+    cards = [12, 25, 33, 40, 47, 51]  # 5C 8D 10D QC KS AS
+    seeds = [bytes([0x10 + s]) * 32 for s in range(2)]
+    secrets = [mp.DeckSecrets.from_seed(seeds[s], gid, s, len(cards)) for s in range(2)]
+    initial = mp.card_points(gid, cards)
+    h0, hs, _ = generators(len(cards))
+    current = initial
+    pass1 = []
+    for s in range(2):
+        context = mp.deck_context(gid, s, "shuffle1")
+        points, proof = mp.pass1(secrets[s], context, current)
+        mp.verify_pass1(context, current, points, secrets[s].public_scalar, proof)
+        # The argument's first challenges, recomputed as a verifier does (PROTOCOL.md §11.3).
+        fs = Transcript(b"moska-p2p/v2/shuffle")
+        fs.append(b"context", context)
+        fs.append_list(b"inputs", current)
+        fs.append_list(b"outputs", points)
+        fs.append(b"public-scalar", secrets[s].public_scalar)
+        fs.append_list(b"permutation-commitment", [proof[32 * i : 32 * i + 32] for i in range(6)])
+        e = fs.challenge_scalars(b"e", len(cards))
+        pass1.append(
+            {
+                "seat": s,
+                "context": context.hex(),
+                "input": hexes(current),
+                "public_scalar": secrets[s].public_scalar.hex(),
+                "permutation": list(secrets[s].permutation),
+                "output": hexes(points),
+                "proof": proof.hex(),
+                "challenges_e": hexes(e),
+                "challenge_c": proof[32 * 12 : 32 * 13].hex(),
+            }
+        )
+        current = points
+    pass2 = []
+    for s in range(2):
+        context = mp.deck_context(gid, s, "shuffle2")
+        points, key_points, proof = mp.pass2(secrets[s], context, current)
+        mp.verify_pass2(context, current, points, secrets[s].public_scalar, key_points, proof)
+        pass2.append(
+            {
+                "seat": s,
+                "context": context.hex(),
+                "input": hexes(current),
+                "public_scalar": secrets[s].public_scalar.hex(),
+                "output": hexes(points),
+                "key_points": hexes(key_points),
+                "proof": proof.hex(),
+            }
+        )
+        current = points
+    table = mp.card_table(gid, cards)
+    faces = [table[mp.unmask(current[j], [sec.keys[j] for sec in secrets])] for j in range(6)]
+    perm0, perm1 = secrets[0].permutation, secrets[1].permutation
+    assert faces == [cards[perm0[perm1[j]]] for j in range(6)]
+    position = 2
+    keys = [secrets[s].keys[position] for s in range(2)]
+    point = mp.unmask(current[position], keys)
+    partial = mp.unmask(current[position], keys[:1])
+    assert partial not in table
+    wrong = bytearray(keys[1])
+    wrong[0] ^= 1
+    assert not mp.check_key(bytes(wrong), secrets[1].key_points[position])
+    return {
+        "game_id": gid.hex(),
+        "cards": cards,
+        "seeds": hexes(seeds),
+        "card_points": hexes(initial),
+        "generators": {"H_0": h0.hex(), "G": hexes(hs)},
+        "pass1": pass1,
+        "pass2": pass2,
+        "faces": faces,
+        "unmask": {
+            "position": position,
+            "keys": hexes(keys),
+            "point": point.hex(),
+            "card": faces[position],
+            "with_seat_0_key_only": partial.hex(),
+            "wrong_seat_1_key": bytes(wrong).hex(),
+        },
+    }
 
 
 def crypto_vectors() -> dict[str, Any]:
@@ -532,76 +832,54 @@ def crypto_vectors() -> dict[str, Any]:
     small = mp.DeckSecrets.from_seed(seed, gid, 1, 6)
     full = mp.DeckSecrets.from_seed(seed, gid, 1, 52)
 
-    cards = [12, 25, 33, 40, 47, 51]  # 5C 8D 10D QC KS AS
-    seeds = [bytes([0x10 + s]) * 32 for s in range(2)]
-    secrets = [mp.DeckSecrets.from_seed(seeds[s], gid, s, len(cards)) for s in range(2)]
-    current = mp.card_points(gid, cards)
-    pass1_out = []
-    for s in range(2):
-        current = mp.pass1(secrets[s], current)
-        pass1_out.append(current)
-    pass2_out, commits = [], []
-    for s in range(2):
-        current, commitments = mp.pass2(secrets[s], current)
-        pass2_out.append(current)
-        commits.append(commitments)
-    faces = mp.replay_shuffle(
-        gid,
-        seeds,
-        [mp.seed_commitment(seeds[s], gid, s) for s in range(2)],
-        pass1_out,
-        pass2_out,
-        commits,
-        len(cards),
-        cards,
-    )
-    position = 2
-    keys = [secrets[s].keys[position] for s in range(2)]
-    point = mp.unmask(pass2_out[-1][position], keys)
-    partial = mp.unmask(pass2_out[-1][position], keys[:1])
-
     hidden = new_hidden_game("mustamaija", 2, dealer=0)
     frames = [
-        framed(b"\x92\xc4\x01a\xc4\x40" + bytes(64)),
-        framed(b"\x92\xc4\x01b\xc4\x40" + bytes(64)),
+        framed(b"\x93\xa4seat\xc4\x01a\xc4\x40" + bytes(64)),
+        framed(b"\x93\xa4seat\xc4\x01b\xc4\x40" + bytes(64)),
     ]
+    payload = b"moska-p2p"
     return {
-        "description": "Hashes and derivations of PROTOCOL.md sections 4, 5, 9-11 and 14.",
+        "description": ("Hashes, derivations and proofs of PROTOCOL.md sections 3-5, 9-11 and 16."),
         "identity": [
             {
                 "seed": IDENTITY_SEEDS[i].hex(),
                 "public_key": ids[i].public_bytes.hex(),
                 "fingerprint": ids[i].fingerprint,
-                "message": b"moska-p2p".hex(),
-                "signature": ids[i].sign(b"moska-p2p").hex(),
+                "payload": payload.hex(),
+                "signatures": {
+                    kind: {
+                        "signing_input": signing_input(kind, payload).hex(),
+                        "signature": ids[i].sign(kind, payload).hex(),
+                    }
+                    for kind in ("hello", "move")
+                },
             }
             for i in range(3)
         ],
+        "strict": strict_vectors(),
         "table": {
             "config": jv(config.to_wire()),
             "canonical": config.canonical().hex(),
             "canonical_text": config.canonical()[: -len(TABLE_NONCE)].decode() + "<nonce>",
-            "roster_sorted": [k.hex() for k in roster],
+            "roster_sorted": hexes(roster),
             "table_id": tid.hex(),
         },
-        "game": {"table_id": tid.hex(), "nonces": [n.hex() for n in nonces], "game_id": gid.hex()},
+        "game": {"table_id": tid.hex(), "nonces": hexes(nonces), "game_id": gid.hex()},
         "seating": {
-            "seat_secrets": [s.hex() for s in seat_secrets],
-            "seat_commitments": [_hash(b"moska-p2p/seat", s).hex() for s in seat_secrets],
+            "table_id": tid.hex(),
+            "seat_secrets": hexes(seat_secrets),
+            "seat_commitments": [
+                _seat_commitment(tid, key, s).hex()
+                for key, s in zip(roster, seat_secrets, strict=True)
+            ],
             "joint": joint.hex(),
             "sort_keys": [_hash(joint, k).hex() for k in roster],
-            "seats": [k.hex() for k in seats],
+            "seats": hexes(seats),
             "dealer": dealer,
         },
         "card_points": {
             "game_id": gid.hex(),
             "points": [mp.card_point(gid, c).hex() for c in range(52)],
-        },
-        "seed_commitment": {
-            "seed": seed.hex(),
-            "game_id": gid.hex(),
-            "seat": 1,
-            "commitment": mp.seed_commitment(seed, gid, 1).hex(),
         },
         "secrets": {
             "seed": seed.hex(),
@@ -610,33 +888,22 @@ def crypto_vectors() -> dict[str, Any]:
             "size": 6,
             "pass1_scalar": small.scalar.hex(),
             "pass1_scalar_inverse": small.scalar_inverse.hex(),
-            "keys": [k.hex() for k in small.keys],
-            "key_commitments": [c.hex() for c in small.key_commitments()],
+            "public_scalar": small.public_scalar.hex(),
+            "keys": hexes(small.keys),
+            "key_points": hexes(small.key_points),
             "permutation": list(small.permutation),
             "permutation_52": list(full.permutation),
             "key_51_of_52": full.keys[51].hex(),
+            "nonce_seed": small.nonce_seed.hex(),
+            "context_shuffle1": mp.deck_context(gid, 1, "shuffle1").hex(),
+            "context_shuffle2": mp.deck_context(gid, 1, "shuffle2").hex(),
         },
-        "shuffle": {
-            "game_id": gid.hex(),
-            "cards": cards,
-            "seeds": [s.hex() for s in seeds],
-            "seed_commitments": [mp.seed_commitment(seeds[s], gid, s).hex() for s in range(2)],
-            "input": [p.hex() for p in mp.card_points(gid, cards)],
-            "pass1": [[p.hex() for p in out] for out in pass1_out],
-            "pass2": [[p.hex() for p in out] for out in pass2_out],
-            "key_commitments": [[c.hex() for c in out] for out in commits],
-            "faces": faces,
-            "unmask": {
-                "position": position,
-                "keys": [k.hex() for k in keys],
-                "point": point.hex(),
-                "card": faces[position],
-                "with_seat_0_key_only": partial.hex(),
-            },
-        },
+        "base_point": grp.BASE.hex(),
+        "fiat_shamir": fiat_shamir_vector(),
+        "shuffle": shuffle_vector(gid),
         "hashes": {
             "payload_hash_of_empty_map": hashlib.sha256(pack({})).hexdigest(),
-            "transcript_frames": [f.hex() for f in frames],
+            "transcript_frames": hexes(frames),
             "transcript_digest": transcript_digest(frames).hex(),
         },
         "state": {
@@ -655,7 +922,9 @@ HONEST, CHEAT = 0, 1
 
 
 def attack_table(**kwargs: Any) -> Table:
-    return Table(ATTACK_PRESET, ATTACK_PLAYERS, seed=ATTACK_SEED, watch=HONEST, **kwargs)
+    return Table(
+        ATTACK_PRESET, ATTACK_PLAYERS, seed=kwargs.pop("seed", ATTACK_SEED), watch=HONEST, **kwargs
+    )
 
 
 def rewrite_first(table: Table, kind: str, change: Callable[[dict[str, Any]], None]) -> None:
@@ -698,15 +967,55 @@ def until_play(table: Table) -> None:
 def case(name: str, description: str, table: Table, ignored: int | None = None) -> dict[str, Any]:
     result = outcome(table, table.steps, ignored)
     add_matches(result)
-    out = {"name": name, "description": description}
+    out: dict[str, Any] = {"name": name, "description": description}
     if table.config != attack_table().config:
         out["config"] = jv(table.config.to_wire())  # this case's own table settings
+    if table.seed != ATTACK_SEED:
+        out["peers"] = table.peers_json()  # this case's own per-game secrets
     return out | {"steps": steps_json(table.steps), "expect": result}
 
 
 def add_matches(result: dict[str, Any]) -> None:
     for item in result["rejected"]:
         item["match"] = item["reason"].split(":")[0]
+
+
+def _pass_input(session: PeerSession, stage: str) -> list[bytes]:
+    """The input of ``session``'s own pass of ``stage`` (it has applied that pass already)."""
+    deck = session.deck
+    assert deck is not None
+    seat = session.my_seat
+    if stage == m.SHUFFLE1:
+        return deck.initial if seat == 0 else deck.pass1[seat - 1]
+    return deck.pass1[-1] if seat == 0 else deck.pass2[seat - 1]
+
+
+def _lying_table(seed: int) -> Table | None:
+    """A table whose cheater says "none" in the D3 round of a trump it holds, and does not
+    check itself; ``None`` if the cheater does not hold the trump shown first."""
+    probe = attack_table(seed=seed)
+    probe.start()
+    probe.settle()
+    shown = [c for c in claims_of(probe.watched) if c[2] is not None]
+    if not shown or shown[0][0] != probe.peers[CHEAT].my_seat:
+        return None
+    t = attack_table(seed=seed)
+    liar = t.peers[CHEAT]
+    honest_claim = liar._send_claim
+    lied = {"done": False}
+
+    def lying_claim() -> None:  # a client that hides its lowest trump once
+        g = liar.game
+        assert g is not None
+        if not lied["done"] and g.hands[liar.my_seat] >> (liar.claim_rank * 4 + g.trump) & 1:
+            lied["done"] = True
+            liar._send(m.CLAIM, {"rank": liar.claim_rank, "card": None})
+        else:
+            honest_claim()
+
+    liar._send_claim = lying_claim  # type: ignore[method-assign]
+    liar.claim_book.deny = lambda denial: None  # type: ignore[method-assign]  # no self-check
+    return t
 
 
 def attack_vectors() -> dict[str, Any]:
@@ -736,6 +1045,32 @@ def attack_vectors() -> dict[str, Any]:
     t = attack_table()
     until_play(t)
     cheat = t.peers[CHEAT]
+    assert cheat.identity is not None
+    keys_payload = m.encode_payload(
+        cheat.game_id,  # type: ignore[arg-type]
+        cheat.me,
+        cheat.peers[cheat.me].next_seq,
+        cheat.peers[cheat.me].last_hash,
+        m.KEYS,
+        {"keys": [[0, bytes(32)]]},
+    )
+    t.deliver(HONEST, signed_as(cheat.identity, m.LEAVE, keys_payload), force=True)
+    wrong_kind = encode_frame(m.KEYS, keys_payload, cheat.identity.sign(m.LEAVE, keys_payload))
+    t.deliver(HONEST, wrong_kind, force=True)
+    t.step()
+    cases.append(
+        case(
+            "kind-mismatch",
+            "A keys message framed and signed as a leave, then framed as keys but signed as a "
+            "leave: the kind is outside the payload and inside the signature, so both are "
+            "rejected (a forged signature), and the game goes on.",
+            t,
+        )
+    )
+
+    t = attack_table()
+    until_play(t)
+    cheat = t.peers[CHEAT]
     t.inject(cheat.craft(m.KEYS, {"keys": [[0, bytes(32)]]}, game=OTHER_GAME))
     t.step()
     cases.append(
@@ -749,33 +1084,36 @@ def attack_vectors() -> dict[str, Any]:
     t = attack_table()
     until_play(t)
     cheat = t.peers[CHEAT]
+    assert cheat.identity is not None
     me = cheat.peers[cheat.me]
     garbage = framed(b"\xc1\xc1\xc1")
-    not_a_map = encode_frame(b"\x93\x01\x02\x03", cheat.identity.sign(b"\x93\x01\x02\x03"))  # type: ignore[union-attr]
+    not_a_map = signed_as(cheat.identity, m.KEYS, b"\x93\x01\x02\x03")
     wrong = pack(
         {
-            "v": 1,
+            "v": 2,
             "g": cheat.game_id,
             "f": cheat.me,
             "s": "seven",
             "p": me.last_hash,
             "t": "keys",
             "b": {"keys": [[0, bytes(32)]]},
+            "h": [],
         }
     )
-    wrong_type = encode_frame(wrong, cheat.identity.sign(wrong))  # type: ignore[union-attr]
+    wrong_type = signed_as(cheat.identity, m.KEYS, wrong)
     bad_body = pack(
         {
-            "v": 1,
+            "v": 2,
             "g": cheat.game_id,
             "f": cheat.me,
             "s": me.next_seq,
             "p": me.last_hash,
             "t": "move",
             "b": {"move": "take", "state": bytes(31), "cards": []},
+            "h": [],
         }
     )
-    bad_body_frame = encode_frame(bad_body, cheat.identity.sign(bad_body))  # type: ignore[union-attr]
+    bad_body_frame = signed_as(cheat.identity, m.MOVE, bad_body)
     good = cheat.craft(m.KEYS, {"keys": [[0, bytes(32)]]})
     short = struct.pack(">I", len(good) - 3) + good[4:]
     for frame in (garbage, not_a_map, wrong_type, bad_body_frame, short):
@@ -794,24 +1132,25 @@ def attack_vectors() -> dict[str, Any]:
     t = attack_table()
     until_play(t)
     cheat = t.peers[CHEAT]
+    assert cheat.identity is not None
     payload = m.encode_payload(
-        cheat.game_id,
+        cheat.game_id,  # type: ignore[arg-type]
         outsider.public_bytes,
         0,
         m.NO_PREVIOUS,
         m.LEAVE,
-        {"reason": "hi"},  # type: ignore[arg-type]
+        {"reason": "hi"},
     )
-    t.deliver(HONEST, encode_frame(payload, outsider.sign(payload)))
+    t.deliver(HONEST, signed_as(outsider, m.LEAVE, payload))
     payload = m.encode_payload(
-        cheat.game_id,
+        cheat.game_id,  # type: ignore[arg-type]
         cheat.me,
         0,
         m.NO_PREVIOUS,
         m.KEYS,
-        {"keys": [[0, bytes(32)]]},  # type: ignore[arg-type]
+        {"keys": [[0, bytes(32)]]},
     )
-    t.deliver(HONEST, encode_frame(payload, cheat.identity.sign(payload)))  # type: ignore[union-attr]
+    t.deliver(HONEST, signed_as(cheat.identity, m.KEYS, payload))
     t.step()
     cases.append(
         case(
@@ -851,7 +1190,8 @@ def attack_vectors() -> dict[str, Any]:
         case(
             "equivocation-hello",
             "Two different hellos with sequence number 0 from one key: equivocation, before "
-            "seats are drawn (seat -1).",
+            "seats are drawn (seat -1: no game to forfeit). The game id is known by then, so "
+            "the honest peer signs its verdict.",
             t,
         )
     )
@@ -862,13 +1202,13 @@ def attack_vectors() -> dict[str, Any]:
         t.step()
     cheat = t.peers[CHEAT]
     g = cheat.game
-    assert g is not None
+    assert g is not None and cheat.deck is not None
     state = bytes.fromhex(g.state_hash())
     moves = cheat.legal_moves()[:2]
     frames = []
     for mv in moves:
         cards = [
-            [g.pos_of[c], cheat._secrets().keys[g.pos_of[c]]]
+            [g.pos_of[c], cheat.deck.my_key(g.pos_of[c])]
             for c in _hand_cards(g, mv)
             if not g.shown[cheat.my_seat] >> c & 1
         ]
@@ -879,7 +1219,7 @@ def attack_vectors() -> dict[str, Any]:
         case(
             "equivocation-move",
             "Two different moves, each legal, with one sequence number: equivocation; the "
-            "evidence is both frames.",
+            "evidence is both frames; the cheater forfeits.",
             t,
         )
     )
@@ -923,7 +1263,7 @@ def attack_vectors() -> dict[str, Any]:
 
     def wrong_key(body: dict[str, Any]) -> None:
         keys = [list(pair) for pair in body["keys"]]
-        keys[0][1] = (7).to_bytes(32, "little")  # a valid scalar, not the committed key
+        keys[0][1] = (7).to_bytes(32, "little")  # a valid scalar, not the one of the key point
         body["keys"] = keys
 
     rewrite_first(t, m.KEYS, wrong_key)
@@ -932,8 +1272,8 @@ def attack_vectors() -> dict[str, Any]:
     cases.append(
         case(
             "bad-key",
-            "The cheater's deal keys message carries a key for a position "
-            "that does not match its commitment.",
+            "The cheater's deal keys message carries a key k for a position with "
+            "k*B != K[j], the key point of its shuffle2.",
             t,
         )
     )
@@ -949,7 +1289,80 @@ def attack_vectors() -> dict[str, Any]:
     t.start()
     t.settle()
     cases.append(
-        case("bad-shuffle", "The cheater's pass-1 output repeats a point (a duplicated card).", t)
+        case(
+            "bad-shuffle-duplicate",
+            "The cheater's pass-1 output repeats a point (a duplicated card): refused before "
+            "its proof is even checked.",
+            t,
+        )
+    )
+
+    t = attack_table()
+
+    def flip_proof(body: dict[str, Any]) -> None:
+        proof = bytearray(body["proof"])
+        proof[len(proof) // 2] ^= 1
+        body["proof"] = bytes(proof)
+
+    rewrite_first(t, m.SHUFFLE1, flip_proof)
+    t.start()
+    t.settle()
+    cases.append(
+        case(
+            "bad-shuffle-proof",
+            "The cheater's pass-1 shuffle argument has one bit flipped (the message is signed "
+            "again): the argument does not verify.",
+            t,
+        )
+    )
+
+    t = attack_table()
+
+    def other_scalar(body: dict[str, Any]) -> None:
+        cheat = t.peers[CHEAT]
+        assert cheat.deck is not None and cheat.deck.secrets is not None
+        other = grp.hash_to_scalar(b"another scalar")
+        source = _pass_input(cheat, m.SHUFFLE1)
+        body["points"] = [grp.mul(other, source[i]) for i in cheat.deck.secrets.permutation]
+
+    rewrite_first(t, m.SHUFFLE1, other_scalar)
+    t.start()
+    t.settle()
+    cases.append(
+        case(
+            "bad-shuffle-scalar",
+            "The cheater's pass-1 output is a permutation of its input under another scalar "
+            "than the a of its A: the shuffle argument does not verify.",
+            t,
+        )
+    )
+
+    t = attack_table()
+
+    def copy_cards(body: dict[str, Any]) -> None:
+        cheat = t.peers[CHEAT]
+        assert cheat.deck is not None and cheat.deck.secrets is not None
+        secrets = cheat.deck.secrets
+        source = _pass_input(cheat, m.SHUFFLE2)
+        points = list(body["points"])
+        for victim, target in ((0, 20), (2, 21), (4, 22)):  # the honest peer's first cards
+            factor = grp.scalar_mul(secrets.scalar_inverse, secrets.keys[target])
+            points[target] = grp.mul(factor, source[victim])
+        body["points"] = points
+
+    rewrite_first(t, m.SHUFFLE2, copy_cards)
+    t.start()
+    t.settle()
+    assert t.watched.game is None and t.watched.keys == {}
+    cases.append(
+        case(
+            "pass2-copy-attack",
+            "Issue 10's copy attack: the cheater's pass 2 writes in[j] * a^-1 * k[j'] at "
+            "stock positions j' (so that they would open, in public, to the cards at j), key "
+            "points unchanged. The re-keying proof fails at the first copied position; no key "
+            "is ever released.",
+            t,
+        )
     )
 
     t = attack_table()
@@ -959,13 +1372,13 @@ def attack_vectors() -> dict[str, Any]:
     cases.append(
         case(
             "bad-seat-secret",
-            "The revealed seat secret does not match the hello's seat_commit.",
+            "The revealed seat secret does not open the hello's seat_commit.",
             t,
         )
     )
 
     # The cheater's messages after its hello are held back; its seat message is delivered by
-    # hand, then a commit whose prev is wrong.
+    # hand, then a message whose prev is wrong.
     t = attack_table()
     t.tamper = lambda s, d, f: [] if s == CHEAT and message(f).seq >= 1 else [f]
     t.start()
@@ -974,7 +1387,7 @@ def attack_vectors() -> dict[str, Any]:
     seat_frame = cheat.peers[cheat.me].accepted[1][1]
     t.deliver(HONEST, seat_frame)
     t.settle()
-    t.deliver(HONEST, cheat.craft(m.COMMIT, {"seed": bytes(32)}, seq=2, prev=bytes(32)))
+    t.deliver(HONEST, cheat.craft(m.KEYS, {"keys": [[0, bytes(32)]]}, seq=2, prev=bytes(32)))
     cases.append(
         case(
             "broken-chain",
@@ -1004,14 +1417,14 @@ def attack_vectors() -> dict[str, Any]:
     def false_claim(body: dict[str, Any]) -> None:
         cheat = t.peers[CHEAT]
         g = cheat.game
-        assert g is not None
+        assert g is not None and cheat.deck is not None
         wanted = body["rank"] * 4 + g.trump
         mine = [
             p
             for p in range(len(g.face))
             if g.face[p] >= 0 and g.hands[cheat.my_seat] >> g.face[p] & 1 and g.face[p] != wanted
         ]
-        body["card"] = [mine[0], cheat._secrets().keys[mine[0]]]
+        body["card"] = [mine[0], cheat.deck.my_key(mine[0])]
 
     rewrite_first(t, m.CLAIM, false_claim)
     t.start()
@@ -1022,6 +1435,29 @@ def attack_vectors() -> dict[str, Any]:
             "In the first D3 round the cheater shows a card of its hand that is not the "
             "round's trump.",
             t,
+        )
+    )
+
+    lying = None
+    for seed in range(ATTACK_SEED, ATTACK_SEED + 200):
+        lying = _lying_table(seed)
+        if lying is None:
+            continue
+        lying.start()
+        lying.play_out()
+        verdict = lying.watched.verdict
+        if verdict is not None and verdict.kind == v.FALSE_CLAIM and lying.watched.game:
+            break
+    else:  # pragma: no cover
+        raise AssertionError("no seed where a hidden lowest trump is played")
+    assert lying is not None
+    cases.append(
+        case(
+            "false-denial",
+            "D3 by selective disclosure: the cheater holds the round's trump and says 'none'. "
+            "Nothing can be checked then; when it later plays that card from a position it "
+            "held at its claim, it is named (false-claim), its claim and its move as evidence.",
+            lying,
         )
     )
 
@@ -1036,26 +1472,23 @@ def attack_vectors() -> dict[str, Any]:
     until_play(t)
     t.step()
     cheat = t.peers[CHEAT]
-    t.inject(cheat.craft(m.AUDIT, {"seed": bytes(32), "state": m.NO_PREVIOUS}))
-    cases.append(
-        case(
-            "early-audit-bad-seed",
-            "The cheater calls an audit mid-game with a seed that does not match its commitment; "
-            "the honest peer joins the audit (its own audit frame follows) and names it.",
-            t,
+    t.inject(
+        cheat.craft(
+            m.VERDICT,
+            {
+                "kind": v.ILLEGAL_MOVE,
+                "culprits": [t.peers[HONEST].me],
+                "reason": "trust me",
+                "evidence": [],
+            },
         )
     )
-
-    t = attack_table()
-    until_play(t)
-    t.step()
-    cheat = t.peers[CHEAT]
-    t.inject(cheat.craft(m.AUDIT, {"seed": cheat._seed, "state": m.NO_PREVIOUS}))
     cases.append(
         case(
-            "audit-without-cause",
-            "The cheater calls an audit mid-game with its true seed: the shuffle replays and "
-            "every card decrypts, so the caller is blamed for stopping the game.",
+            "bogus-verdict",
+            "The cheater stops the game mid-game with a verdict that proves nothing (v1's "
+            "early audit, which harvested every seed): no key is released, and the sender of "
+            "the verdict is named (left) and forfeits.",
             t,
         )
     )
@@ -1065,7 +1498,7 @@ def attack_vectors() -> dict[str, Any]:
     t.step()
     t.emit(CHEAT, t.peers[CHEAT].leave("closed the window"))
     t.settle()
-    cases.append(case("leave", "A peer leaves mid-game: verdict 'left' naming it.", t))
+    cases.append(case("leave", "A peer leaves mid-game: verdict 'left' naming it; it forfeits.", t))
 
     t = attack_table(timeout=5.0)
     t.start(only=[HONEST])
@@ -1077,7 +1510,31 @@ def attack_vectors() -> dict[str, Any]:
         case(
             "timeout",
             "Only the honest peer's hello ever arrives; at t=4 s nothing happens, at t=5.5 s "
-            "(timeout 5 s) the silent peer is named (seat -1: seats are not drawn yet).",
+            "(timeout 5 s) the silent peer is named (seat -1: seats are not drawn yet, so "
+            "there is no game to forfeit).",
+            t,
+        )
+    )
+
+    t = attack_table(timeout=5.0)
+    dropping = {"on": False}
+
+    def withhold(source: int, target: int, frame: bytes) -> list[bytes]:
+        if source == CHEAT and (dropping["on"] or message(frame).type == m.KEYS):
+            dropping["on"] = True
+            return []
+        return [frame]
+
+    t.tamper = withhold
+    t.start()
+    t.settle()
+    t.tick(4.0)
+    t.tick(5.5)
+    cases.append(
+        case(
+            "withheld-keys",
+            "The cheater never sends its keys for the deal: at t=5.5 s (timeout 5 s) the "
+            "honest peer names it (timeout) and it forfeits: it is the game's loser.",
             t,
         )
     )
@@ -1086,7 +1543,7 @@ def attack_vectors() -> dict[str, Any]:
     until_play(setup)
     prefix = steps_json(setup.steps)
     for item in cases:
-        if item["steps"][: len(prefix)] == prefix:
+        if "peers" not in item and item["steps"][: len(prefix)] == prefix:
             item["steps"] = item["steps"][len(prefix) :]
             item["after_setup"] = True
         else:
@@ -1097,13 +1554,15 @@ def attack_vectors() -> dict[str, Any]:
         "description": (
             "Each case: frames delivered, in order, to one honest peer (seat-keys of "
             "identity_seed bytes([i+1])*32; the honest peer is index 0, the cheater index 1), "
-            "including the frames the honest peer itself signed. Feed them to a fresh observer "
-            "(a session with no identity) with the given roster and table settings; 'expect' is "
-            'what it must output. A step {"tick": t} lets time pass instead; a frame step '
-            "without 'now' is received at time 0. A case with after_setup true starts with "
-            "setup_steps (the honest game up to its first move: hellos, seats, commits, both "
-            "shuffle passes, deal keys, D3 claims); step indices in 'expect' count from the "
-            "first setup step. A case with its own 'config' uses those table settings."
+            "including the frames the honest peer itself signed (its verdict message last, "
+            "when it signs one). Feed them to a fresh observer (a session with no identity) "
+            "with the given roster and table settings; 'expect' is what it must output, and "
+            "'losers' the seats that forfeit. A step {\"tick\": t} lets time pass instead; a "
+            "frame step without 'now' is received at time 0. A case with after_setup true "
+            "starts with setup_steps (the honest game up to its first move: hellos, seats, "
+            "both proven shuffle passes, deal keys, D3 claims); step indices in 'expect' count "
+            "from the first setup step. A case with its own 'config' uses those table "
+            "settings; one with its own 'peers' was played from other per-game secrets."
         ),
         "config": jv(config.to_wire()),
         "roster": [i.public_bytes.hex() for i in t.identities],
@@ -1116,60 +1575,94 @@ def attack_vectors() -> dict[str, Any]:
 
 # -- whole games ---------------------------------------------------------------------------------
 
-GAMES = [
+GAMES: list[tuple[str, str, int, int, dict[str, str]]] = [
     ("game-mustamaija-2.moska", "mustamaija", 2, 14, {}),
-    ("game-durak-3.moska", "durak", 3, 36, {}),  # three D3 claim rounds
+    ("game-durak-3.moska", "durak", 3, 36, {}),  # D3 claim rounds
 ]
+# A denial settled at the end: peers that keep their trumps (seed from disclosing_seed()).
+DISCLOSE_GAME = ("game-durak-disclose-2.moska", "durak", 2, 5)
 
 
-def game_table(preset: str, players: int, seed: int, options: dict[str, str]) -> Table:
-    t = Table(preset, players, seed=seed, **options)
+def game_table(
+    preset: str, players: int, seed: int, options: dict[str, str], keep_trumps: bool = False
+) -> Table:
+    t = Table(preset, players, seed=seed, **options)  # type: ignore[arg-type]
+    t.keep_trumps = keep_trumps
     t.start()
     t.play_out()
     assert all(p.stage == STAGES.index("done") for p in t.peers), [stage_name(p) for p in t.peers]
     return t
 
 
-def game_vectors(directory: Path) -> tuple[dict[str, Any], Table]:
+def disclosing_seed() -> int:
+    """The first seed from 1 whose durak game, played by peers that keep their trumps, ends
+    with a disclosure (rare in random play: the loser must still hold a card face down from
+    its hand at a claim round, and have drawn the denied trump and kept it)."""
+    _, preset, players, _ = DISCLOSE_GAME
+    for seed in range(1, 400):
+        t = Table(preset, players, seed=seed)
+        t.keep_trumps = True
+        t.start()
+        t.play_out(max_moves=600)
+        if all(p.stage == STAGES.index("done") for p in t.peers) and disclosures_of(t.watched):
+            return seed
+    raise AssertionError("no seed with a disclosure")  # pragma: no cover
+
+
+def game_entry(directory: Path, file_name: str, t: Table) -> dict[str, Any]:
+    owner = t.watched
+    path = directory / file_name
+    write_transcript(path, owner.me, t.config, owner.roster, owner.transcript)
+    report = verify_transcript(path)
+    assert report.valid, report.fault
+    kinds: dict[str, int] = {}
+    for frame in owner.transcript:
+        kind = message(frame).type
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return {
+        "file": file_name,
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "preset": t.config.preset,
+        "players": t.config.players,
+        "seed": t.seed,
+        "config": jv(t.config.to_wire()),
+        "peers": t.peers_json(),
+        "dealer": owner.dealer,
+        "seats": [k.hex() for k in owner.seats],
+        "message_counts": kinds,
+        "moves": [[seat, text] for seat, text in owner.moves],
+        "claims": claims_of(owner),
+        "disclosures": disclosures_of(owner),
+        "verify": report.to_json(),
+    }
+
+
+def game_vectors(directory: Path) -> tuple[dict[str, Any], Table, Table]:
     games = []
     durak = None
     for file_name, preset, players, seed, options in GAMES:
         t = game_table(preset, players, seed, options)
-        owner = t.watched
-        path = directory / file_name
-        write_transcript(path, owner.me, t.config, owner.roster, owner.transcript)
-        report = verify_transcript(path)
-        assert report.valid, report.fault
-        kinds: dict[str, int] = {}
-        for frame in owner.transcript:
-            kind = message(frame).type
-            kinds[kind] = kinds.get(kind, 0) + 1
-        games.append(
-            {
-                "file": file_name,
-                "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-                "preset": preset,
-                "players": players,
-                "config": jv(t.config.to_wire()),
-                "peers": t.peers_json(),
-                "dealer": owner.dealer,
-                "seats": [k.hex() for k in owner.seats],
-                "message_counts": kinds,
-                "moves": [[seat, text] for seat, text in owner.moves],
-                "claims": [list(c) for c in owner.claim_log],
-                "verify": report.to_json(),
-            }
-        )
+        games.append(game_entry(directory, file_name, t))
         if preset == "durak":
             durak = t
     assert durak is not None
-    return {
-        "description": (
-            "Whole games played by honest peers; each .moska file is seat index 0's transcript "
-            "(PROTOCOL.md section 15). 'verify' is what verify_transcript reports for it."
-        ),
-        "games": games,
-    }, durak
+    file_name, preset, players, seed = DISCLOSE_GAME
+    disclosing = game_table(preset, players, seed, {}, keep_trumps=True)
+    assert disclosures_of(disclosing.watched), "no disclosure: pick a seed with disclosing_seed()"
+    games.append(game_entry(directory, file_name, disclosing))
+    return (
+        {
+            "description": (
+                "Whole games played by honest peers; each .moska file is peer index 0's "
+                "transcript (PROTOCOL.md section 17), which verifies with no secret. 'verify' "
+                "is what verify_transcript reports for it; 'claims' are the D3 claims "
+                "[seat, rank, shown position or null], 'disclosures' [seat, positions]."
+            ),
+            "games": games,
+        },
+        durak,
+        disclosing,
+    )
 
 
 # -- main ----------------------------------------------------------------------------------------
@@ -1181,14 +1674,14 @@ def dump(data: Any) -> str:
 
 def generate(directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
-    games, durak = game_vectors(directory)
+    games, durak, disclosing = game_vectors(directory)
     files = {
-        "framing.json": framing_vectors(durak),
+        "framing.json": framing_vectors(durak, disclosing),
         "crypto.json": crypto_vectors(),
         "attacks.json": attack_vectors(),
         "games.json": games,
     }
-    written = [directory / name for name, *_ in GAMES]
+    written = [directory / name for name, *_ in GAMES] + [directory / DISCLOSE_GAME[0]]
     for name, data in files.items():
         (directory / name).write_text(dump(data))
         written.append(directory / name)
