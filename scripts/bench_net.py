@@ -34,7 +34,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from moska_p2p.crypto import deck as mp
 from moska_p2p.engine import new_game
 from moska_p2p.protocol.session import PeerSession
 from moska_p2p.protocol.transcript import read_transcript, verify_transcript
@@ -116,24 +115,21 @@ def one_run(preset: str, players: int, seed: int, folder: Path) -> Run:
 
 
 def engine_alone(transcript: Path) -> tuple[float, int]:
-    """(seconds, moves) of the transcript's game replayed on the engine with every face."""
+    """(seconds, moves) of the transcript's game replayed on the engine alone.
+
+    Protocol v2 never reveals a card nobody showed, so the deck is the transcript's public
+    faces with every unseen position filled from the cards never seen: every move names only
+    shown cards, so the same moves replay, to the same public final state."""
     report = verify_transcript(transcript)
     assert report.valid, report.fault
     _, config, roster, frames = read_transcript(transcript)
     observer = PeerSession(None, config, roster)
     for frame in frames:
         observer.receive(frame)
-    assert observer.game_id is not None
-    faces = mp.replay_shuffle(
-        observer.game_id,
-        [observer.peers[k].seed for k in observer.seats],
-        [observer.peers[k].seed_commit for k in observer.seats],
-        observer.pass1,
-        observer.pass2,
-        observer.key_commits,
-        observer.size,
-        observer.cards,
-    )
+    assert observer.game is not None
+    known = list(observer.game.face)
+    unseen = iter(sorted(set(observer.cards) - {c for c in known if c >= 0}))
+    faces = [card if card >= 0 else next(unseen) for card in known]
     start = time.perf_counter()
     game = new_game(
         config.preset, config.players, deck=faces, dealer=observer.dealer, **config.options

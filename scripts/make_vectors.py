@@ -595,6 +595,7 @@ FRAME_NAMES = (
     "disclose",
     "result",
     "leave",
+    "wait",
     "verdict",
 )
 
@@ -628,6 +629,8 @@ def framing_vectors(durak: Table, disclosing: Table) -> dict[str, Any]:
         seq=message(chosen[m.LEAVE]).seq,
     )
     notes[m.VERDICT] = "crafted: what peer 1 would sign, in place of the leave, naming peer 2"
+    chosen[m.WAIT] = leaver.craft(m.WAIT, {}, seq=message(chosen[m.LEAVE]).seq)
+    notes[m.WAIT] = "crafted: what peer 1 would sign, in place of the leave, if it were stuck"
     raw_example = Identity.from_seed(bytes(32))
     raw_payload = pack({"reason": "bedtime"})
     raw_frame = signed_as(raw_example, "leave", raw_payload)

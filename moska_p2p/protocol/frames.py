@@ -118,6 +118,7 @@ CLAIM_CAP = 512
 DISCLOSE_CAP = 4 * KiB
 RESULT_CAP = 512
 LEAVE_CAP = 512
+WAIT_CAP = 512
 VERDICT_CAP = MAX_PAYLOAD  # evidence: whole signed frames
 NET_CAP = 2 * KiB  # lobby and link messages
 NET_START_CAP = 4 * KiB  # the roster: six signed entries (names of up to 40 characters)
@@ -134,6 +135,7 @@ GAME_KINDS: dict[str, int] = {
     "disclose": DISCLOSE_CAP,
     "result": RESULT_CAP,
     "leave": LEAVE_CAP,
+    "wait": WAIT_CAP,
     "verdict": VERDICT_CAP,
 }
 """The game messages (``protocol/messages.py``) and the payload cap of each."""

@@ -28,7 +28,7 @@ HEAD_HASH = 8  # bytes of a payload hash kept in a head
 
 HELLO, SEAT, SHUFFLE1, SHUFFLE2 = "hello", "seat", "shuffle1", "shuffle2"
 KEYS, MOVE, CLAIM, DISCLOSE = "keys", "move", "claim", "disclose"
-RESULT, LEAVE, VERDICT = "result", "leave", "verdict"
+RESULT, LEAVE, VERDICT, WAIT = "result", "leave", "verdict", "wait"
 MAX_EVIDENCE = 4  # signed frames a verdict message carries
 MAX_EVIDENCE_FRAME = 12 * 1024  # four fit in a verdict (frames.py caps it at 64 KiB)
 # Proof sizes (PROTOCOL.md, "Proofs"): the shuffle argument is 4N+5 32-byte items, the
@@ -179,6 +179,7 @@ _FIELDS: dict[str, dict[str, _Check]] = {
     CLAIM: {"rank": lambda v, w: _int(v, w, 0, 12), "card": _claim_card},
     RESULT: {"state": _bytes, "losers": _losers, "transcript": _bytes},
     LEAVE: {"reason": lambda v, w: _str(v, w, 200)},
+    WAIT: {},
     VERDICT: {
         "kind": lambda v, w: _str(v, w, 40),
         "culprits": _roster,

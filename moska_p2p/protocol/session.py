@@ -54,6 +54,7 @@ STAGES = ("hello", "seat", "shuffle1", "shuffle2", "play", "disclose", "result",
 HELLO, SEAT, SHUFFLE1, SHUFFLE2, PLAY, DISCLOSE, RESULT, DONE = range(8)
 STOPPED = 8
 
+RESEND = 32  # frames sent again to a stuck peer, at most, per sender and per wait
 LIMBO_FRAMES = 64  # frames held before the game id is known (hellos still missing)
 LIMBO_BYTES = 1 << 20
 
@@ -149,6 +150,7 @@ class PeerSession:
         self._now = now
         self._clock: float | None = None
         self._suspended_at: float | None = None
+        self._waited_at = -1.0e18
         self.max_tick_gap: float | None = None
         """Set by a driver that ticks regularly: a longer gap between two ticks means this
         peer was suspended, and the silence it did not watch is not held against anyone."""
@@ -395,7 +397,18 @@ class PeerSession:
                     f"did not answer within {self.config.timeout:g} s",
                 )
             )
+        elif waiting and not self.is_observer and self.me not in waiting and self.game_id:
+            self._maybe_wait(now)
         return self._drain()
+
+    def _maybe_wait(self, now: float) -> None:
+        """Stuck for a quarter of the timeout: say so with a ``wait`` (its heads tell every
+        peer what this one has), so a peer holding a frame that never reached this one sends
+        it (a sender that died half way through a broadcast, a lost frame)."""
+        quarter = self.config.timeout / 4
+        if now - self.last_progress > quarter and now - self._waited_at > quarter:
+            self._waited_at = now
+            self._send(m.WAIT, {})
 
     def waiting_on(self) -> list[bytes]:
         """The peers this session waits for, in roster order."""
@@ -450,7 +463,8 @@ class PeerSession:
             self._violation(violation)
 
     def _accept(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
-        self.last_progress = self._now  # any message applied, this peer's own included
+        if msg.type != m.WAIT:  # a wait says "still here", not "the game moved"
+            self.last_progress = self._now  # any message applied, this peer's own included
         peer.heard_at = self._now
         peer.accept(msg, frame)
 
@@ -513,12 +527,18 @@ class PeerSession:
     def _compare_heads(self, msg: m.Message) -> None:
         """The sender says which message it holds under each peer's latest number. If this
         peer holds another one, someone signed two: send this peer's copy to everyone, and
-        whoever holds the other has both signed frames, the proof of equivocation."""
+        whoever holds the other has both signed frames, the proof of equivocation. A sender
+        that says it is stuck (``wait``) and lacks messages this peer has applied gets them."""
         for key, (count, digest) in zip(self.roster, msg.heads, strict=True):
-            if key != msg.sender:
-                ours = self.peers[key].mismatch(count, digest)
-                if ours is not None:
-                    self._relay(key, count - 1, ours)
+            if key == msg.sender:
+                continue
+            peer = self.peers[key]
+            ours = peer.mismatch(count, digest)
+            if ours is not None:
+                self._relay(key, count - 1, ours)
+            if msg.type == m.WAIT and not self.is_observer:
+                for seq in range(count, min(peer.next_seq, count + RESEND)):
+                    self._out.append(v.Send(peer.accepted[seq][1]))
 
     def _relay(self, sender: bytes, seq: int, frame: bytes) -> None:
         if not self.is_observer and (sender, seq) not in self._relayed:
@@ -725,6 +745,8 @@ class PeerSession:
             raise Violation(v.PROTOCOL, peer.key, "an empty key release", (frame,))
         if any(pos >= self.size for pos, _ in pairs):
             raise Violation(v.PROTOCOL, peer.key, "a key for a position beyond the deck", (frame,))
+        if len({pos for pos, _ in pairs}) != len(pairs):
+            raise Violation(v.PROTOCOL, peer.key, "a key release naming a position twice", (frame,))
         if any((seat, pos) not in self.owed for pos, _ in pairs):
             raise Wait  # not owed yet: this peer has not reached that draw
         for pos, key in pairs:
@@ -861,6 +883,9 @@ class PeerSession:
             raise Violation(v.PROTOCOL, peer.key, "its transcript hash is wrong", (frame,))
         peer.result = (msg.body["transcript"], losers)
 
+    def _on_wait(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+        """Nothing to apply: its heads did their work when it arrived (_compare_heads)."""
+
     def _on_leave(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
         if self.stage in (DONE,):
             return  # a goodbye after the result changes nothing
@@ -880,7 +905,9 @@ class PeerSession:
         if any(self._pending(evidence) for evidence in body["evidence"]):
             raise Wait  # let the evidence apply in its own senders' order first
         culprits = tuple(body["culprits"])
-        silent = body["kind"] in (v.TIMEOUT, v.LEFT) and culprits
+        # A departure is proven by its signed leave (evidence, handled above); only silence,
+        # which nothing can prove, is taken on another peer's word, and only as below.
+        silent = body["kind"] == v.TIMEOUT and culprits
         # This peer's own silence it accepts only if it knows it was not running (its clock
         # jumped): otherwise anyone could make a peer concede by accusing it.
         me_asleep = self.me in culprits and self._suspended_at is not None

@@ -153,10 +153,13 @@ def verify_transcript(path: Path) -> Report:
                 fault = f"frame {index}: the owner's result does not sign the frames before it"
                 break
     if stopped is not None:
+        # The owner's own signed leave ends its record of the game too (it forfeits).
+        owner_left = stopped.kind == v.LEFT and stopped.keys == (owner,)
         if (
             fault is None
             and stopped_at == len(frames) - 1
             and not _is_owner_verdict(frames[-1], owner)
+            and not owner_left
         ):
             fault = f"frame {stopped_at}: {stopped.describe()} (the owner's verdict is missing)"
         return Report(

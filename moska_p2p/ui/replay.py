@@ -56,7 +56,12 @@ def load_replay(path: Path) -> Replay:
             record = json.loads(data)
         except ValueError as error:
             raise ReplayError(f"{path} is not a saved game: {error}") from None
-        return replay_of_record(record, source=str(path))
+        try:
+            return replay_of_record(record, source=str(path))
+        except (OverflowError, TypeError, ValueError) as error:
+            if isinstance(error, ReplayError):
+                raise
+            raise ReplayError(f"{path} is not a saved game: {error}") from None
     return replay_of_transcript(path)
 
 

@@ -49,7 +49,7 @@ def expand(text: str, hand: Sequence[str]) -> str:
         raise MoveSyntaxError("type a move such as 'kill 3H 7H', 'take' or 'pass' (help)")
     out = [words[0].lower()]
     for word in words[1:]:
-        if word.isdigit():
+        if word.isascii() and word.isdigit():  # "²" is a digit to Python, not to int()
             number = int(word)
             if not 1 <= number <= len(hand):
                 raise MoveSyntaxError(

@@ -623,3 +623,18 @@ def test_a_message_without_one_head_per_player_is_a_violation() -> None:
     assert victim.verdict is not None and victim.verdict.kind == v.PROTOCOL
     assert "heads" in victim.verdict.reason
     del msg
+
+
+def test_the_leavers_own_transcript_is_a_valid_record_of_its_forfeit(tmp_path: Path) -> None:
+    net = table("moska", 3, seed=8)
+    start(net)
+    bots = [RandomBot(i) for i in range(3)]
+    for _ in range(6):
+        step(net, bots)
+    net.handle(1, net.sessions[1].leave("had to go", net.clock))
+    net.deliver_all()
+    for path in save_transcripts(net, tmp_path):
+        report = verify_transcript(path)
+        assert report.valid, report.fault
+        assert report.verdict is not None and report.verdict.startswith("left")
+        assert report.losers == [net.sessions[1].my_seat]
