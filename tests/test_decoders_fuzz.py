@@ -383,10 +383,12 @@ def _mutated_games(draw: st.DrawFn) -> tuple[bytes, bool]:
                 raw = bytearray(base)
                 raw[draw(st.integers(0, len(raw) - 1))] ^= draw(st.integers(1, 255))
                 header = bytes(raw[LENGTH_SIZE:])
-            else:
+            elif frames[i]:
                 frame = bytearray(frames[i])
                 frame[draw(st.integers(0, len(frame) - 1))] ^= draw(st.integers(1, 255))
                 frames[i] = bytes(frame)
+            else:
+                continue  # a record already cut to nothing: nothing left to flip
         elif op == "drop":
             del frames[i]
         elif op == "duplicate":
@@ -398,7 +400,7 @@ def _mutated_games(draw: st.DrawFn) -> tuple[bytes, bool]:
         elif op == "truncate":
             frames = frames[:i]
         else:  # cut one record short
-            frames[i] = frames[i][: draw(st.integers(0, len(frames[i]) - 1))]
+            frames[i] = frames[i][: draw(st.integers(0, max(len(frames[i]) - 1, 0)))]
         must_fail = True
     data = _transcript_bytes(frames, header)
     if _rarely(draw, 6):

@@ -236,6 +236,7 @@ class PeerSession:
         self._now = now
         if self.stage in (DONE, STOPPED):
             return self._drain()  # the game is over: a late frame (a goodbye) changes nothing
+        self._observe_clock(now)
         self._ingest(frame)
         self._pump(now)
         return self._drain()
@@ -382,11 +383,7 @@ class PeerSession:
         self._now = now
         if self.stage in (DONE, STOPPED):
             return self._drain()
-        gap = self.max_tick_gap
-        if gap is not None and self._clock is not None and now - self._clock > gap:
-            self.last_progress = now  # we were not running: nobody's silence was observed
-            self._suspended_at = now
-        self._clock = now
+        self._observe_clock(now)
         waiting = self.waiting_on()
         if waiting and now - self.last_progress > self.config.timeout:
             self._stop(
@@ -400,6 +397,18 @@ class PeerSession:
         elif waiting and not self.is_observer and self.me not in waiting and self.game_id:
             self._maybe_wait(now)
         return self._drain()
+
+    def _observe_clock(self, now: float) -> None:
+        """Notice that this peer was not running (its driver ticks every few tenths of a
+        second, so a longer gap since the last call means a suspension): the silence it did
+        not watch is not held against anyone, and an accusation of its own silence may be
+        true. Called on every entry, as frames read after a suspension may come before the
+        first tick."""
+        gap = self.max_tick_gap
+        if gap is not None and self._clock is not None and now - self._clock > gap:
+            self.last_progress = now
+            self._suspended_at = now
+        self._clock = max(now, self._clock or now)
 
     def _maybe_wait(self, now: float) -> None:
         """Stuck for a quarter of the timeout: say so with a ``wait`` (its heads tell every

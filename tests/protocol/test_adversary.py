@@ -52,6 +52,16 @@ def _table_with(
     return net
 
 
+def _under_way(preset: str, players: int, seed: int, moves: int) -> tuple[Network, list[RandomBot]]:
+    """A table of honest random bots, dealt and ``moves`` moves into the game."""
+    net = table(preset, players, seed=seed)
+    start(net)
+    bots = [RandomBot(i) for i in range(players)]
+    for _ in range(moves):
+        step(net, bots)
+    return net, bots
+
+
 def _honest(net: Network, cheater: int) -> list[int]:
     return [i for i in range(len(net.sessions)) if i != cheater]
 
@@ -328,11 +338,7 @@ def _only(net: Network, indices: list[int]) -> Any:
 
 
 def test_leaving_mid_game_is_a_forfeit(tmp_path: Path) -> None:
-    net = table("moska", 4, seed=3)
-    start(net)
-    bots = [RandomBot(i) for i in range(4)]
-    for _ in range(15):
-        step(net, bots)
+    net, _bots = _under_way("moska", 4, 3, 15)
     leaver = 2
     net.handle(leaver, net.sessions[leaver].leave("had to go", net.clock))
     net.deliver_all()
@@ -350,11 +356,7 @@ def test_bogus_stop_releases_nothing_and_names_its_sender() -> None:
     """v1's early audit let a caller harvest every honest seed. A v2 peer that stops the
     game accusing someone without proof is itself named, and no honest peer releases any
     key or secret because of it."""
-    net = table("moska", 4, seed=5)
-    start(net)
-    bots = [RandomBot(i) for i in range(4)]
-    for _ in range(10):
-        step(net, bots)
+    net, _bots = _under_way("moska", 4, 5, 10)
     liar = 0
     victim = net.sessions[3].me
     keys_before = [dict(s.keys) for s in net.sessions]
@@ -534,11 +536,7 @@ def test_a_lagging_peer_waits_for_the_evidence_instead_of_blaming_the_messenger(
     earlier move); an honest peer's verdict with that frame as evidence arrives first. The
     lagging peer waits, applies the evidence in order, and names the cheater."""
     for seed in range(1, 30):
-        net = table("moska", 4, seed=seed)
-        start(net)
-        bots = [RandomBot(i) for i in range(4)]
-        for _ in range(5):
-            step(net, bots)
+        net, bots = _under_way("moska", 4, seed, 5)
         mover = next((i for i, s in enumerate(net.sessions) if s.my_turn), None)
         if mover is None:
             continue
@@ -626,11 +624,7 @@ def test_a_message_without_one_head_per_player_is_a_violation() -> None:
 
 
 def test_the_leavers_own_transcript_is_a_valid_record_of_its_forfeit(tmp_path: Path) -> None:
-    net = table("moska", 3, seed=8)
-    start(net)
-    bots = [RandomBot(i) for i in range(3)]
-    for _ in range(6):
-        step(net, bots)
+    net, _bots = _under_way("moska", 3, 8, 6)
     net.handle(1, net.sessions[1].leave("had to go", net.clock))
     net.deliver_all()
     for path in save_transcripts(net, tmp_path):
