@@ -291,17 +291,24 @@ def default_identity_path() -> Path:
     return base / _APP_DIR / _FILE_NAME
 
 
+def writable_by_others(path: StrPath) -> int | None:
+    """The mode of ``path`` if group or others may write it (``None`` if not, if it does not
+    exist, or off POSIX): whoever can write a key or trust file can make you trust their key."""
+    if os.name != "posix":
+        return None
+    try:
+        mode = stat.S_IMODE(Path(path).stat().st_mode)
+    except FileNotFoundError:
+        return None
+    return mode if mode & 0o022 else None
+
+
 def check_key_directory(directory: StrPath) -> None:
     """:class:`IdentityError` if ``directory`` (that holds or will hold a key) may be written by
     group or others: they could replace the key file with theirs. Nothing on Windows."""
-    if os.name != "posix":
-        return
     folder = Path(directory)
-    try:
-        mode = stat.S_IMODE(folder.stat().st_mode)
-    except FileNotFoundError:
-        return
-    if mode & 0o022:
+    mode = writable_by_others(folder)
+    if mode is not None:
         raise IdentityError(
             f"the key directory {folder} is writable by others (mode {mode:04o}), who could"
             f" replace your key; make it yours alone with: chmod 700 {folder}"

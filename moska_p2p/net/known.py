@@ -19,13 +19,12 @@ comments; a malformed line is ignored (and kept).
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-from ..crypto.identity import PUBLIC_KEY_SIZE, fingerprint_of
+from ..crypto.identity import PUBLIC_KEY_SIZE, fingerprint_of, writable_by_others
 
 FILE_NAME = "known_peers"
 
@@ -76,13 +75,8 @@ class Change:
 
 
 def _check_mode(path: Path) -> None:
-    if os.name != "posix":
-        return
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        return
-    if mode & 0o022:
+    mode = writable_by_others(path)
+    if mode is not None:
         raise KnownPeersError(
             f"{path} is writable by others (mode {mode:04o}), who could make you trust their"
             f" keys: chmod 600 {path}"

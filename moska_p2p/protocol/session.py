@@ -174,7 +174,6 @@ class PeerSession:
         self.claim_rank = -1
         self.claims: dict[int, tuple[int, int] | None] = {}  # seat -> (position, card)
         self.claim_book = ClaimBook()
-        self._claim_frames: dict[int, bytes] = {}
         self.disclosures: dict[int, set[int]] = {}  # seat -> positions it must disclose
         self.final_hash = ""
         self.losers: tuple[int, ...] = ()
