@@ -4,6 +4,57 @@
 >>> g = new_game("moska", players=4, seed=7)
 >>> g.play(g.legal_moves()[0]) is not None
 True
+
+Search API
+----------
+
+The public :class:`Game` members a search bot (ISMCTS, rollouts) may rely on; nothing with a
+leading underscore is part of it, and every name below is stable. Seats are ints ``0..n-1``,
+cards are ints ``0..51`` (4 * rank + suit, :mod:`moska_p2p.cards`), hands are bitmasks.
+
+Playing:
+
+- ``copy()`` -- an independent copy, cheap (lists copied, immutable values shared).
+- ``play(move)`` -- play a :class:`Move` or its text, checked; raises :class:`IllegalMove`.
+- ``play_unchecked(move)`` -- play a move taken from this state's ``legal_moves()`` or
+  ``random_move()`` without checking it again; same resulting state as ``play``.
+- ``legal_moves()`` -- every legal move of the seat to act (``legal_moves(kind)`` one kind).
+- ``count_legal_moves()`` -- ``len(legal_moves())`` without building a large list.
+- ``random_move(rng)`` -- a uniformly random legal move, without listing every move.
+
+State:
+
+- ``to_act_seat`` -- the seat to act, ``-1`` when the game is over or waits for a reveal.
+- ``is_over`` -- True once the game has ended.
+- ``losers`` -- the losing seats as a list (a whole team in durak-teams), empty on a draw.
+- ``loser_seats`` -- the same as a tuple (the stored attribute ``losers`` copies).
+- ``loser`` -- the one losing seat, ``None`` on a draw or while the game goes on.
+- ``n`` -- the number of seats.
+- ``rules`` -- the :class:`Rules` of the table (preset, options).
+- ``family`` -- the preset's family as an int: ``F_MOSKA``, ``F_DURAK``, ``F_MUSTAMAIJA``,
+  ``F_KAAVI``.
+- ``phase`` -- the decision the seat to act faces as an int: ``OPEN``, ``DEFEND``,
+  ``THROW_IN``, ``GIVE``, ``FORCED_KILL``, ``EXCHANGE_ROUND``, ``TWOS``, ``WAITING``,
+  ``OVER`` (``DECISIONS[phase]`` is its name, RULES C5).
+- ``trump`` -- the trump suit as an int, ``-1`` before it is turned (MM2, K1);
+  ``trump_suit`` is the same with ``None`` for ``-1``.
+- ``stock`` -- the stock as a list of deck positions (bottom first); ``len(stock)`` is its
+  size; ``stock_size`` the same as a property.
+- ``hand_mask(seat)`` -- the known cards of a hand as a bitmask.
+- ``hand_size(seat)`` -- how many cards a hand holds (known or not).
+- ``hand_sizes()`` -- every hand's size, by seat.
+- ``attacker`` / ``defender`` -- the bout's principal attacker and its defender.
+- ``room()`` -- how many more attack cards the bout's limit allows (M6, D5, MM3);
+  ``UNLIMITED`` where no count limit applies.
+- ``state_hash()`` -- SHA-256 of the public state (equal on peers in step; a transposition
+  key for positions that differ only in hidden cards).
+
+Move kinds (``move[0]``, also ``move.kind``) are the ints ``ATTACK``, ``ATTACK_DECK``,
+``KILL``, ``TAKE``, ``PASS``, ``EXCHANGE``, ``SELF``, ``DECK_KILL``, ``TRANSFER``,
+``TRANSFER_SHOW``, ``BEG``; ``move[1]`` (``move.cards``) its card codes;
+``attack_from_mask(mask)`` is the interned ATTACK move laying a bitmask of cards.
+A :class:`View` (what one seat may know) gives search its sample of the hidden cards with
+``View.determinize(rng)``.
 """
 
 from __future__ import annotations
@@ -13,16 +64,76 @@ from collections.abc import Iterable
 from typing import Any
 
 from .errors import DealError, HiddenCardError, IllegalMove, RevealError
-from .game import DECISIONS, Game, parse_deck
-from .moves import Move, MoveSyntaxError, make_move, parse_move
+from .game import (
+    DECISIONS,
+    DEFEND,
+    EXCHANGE_ROUND,
+    F_DURAK,
+    F_KAAVI,
+    F_MOSKA,
+    F_MUSTAMAIJA,
+    FORCED_KILL,
+    GIVE,
+    OPEN,
+    OVER,
+    THROW_IN,
+    TWOS,
+    UNLIMITED,
+    WAITING,
+    Game,
+    parse_deck,
+)
+from .moves import (
+    ATTACK,
+    ATTACK_DECK,
+    BEG,
+    DECK_KILL,
+    EXCHANGE,
+    KILL,
+    PASS,
+    SELF,
+    TAKE,
+    TRANSFER,
+    TRANSFER_SHOW,
+    Move,
+    MoveSyntaxError,
+    attack_from_mask,
+    make_move,
+    parse_move,
+)
 from .options import PRESETS, OptionError, Rules, make_rules
 from .scenario import stack_deck
 from .session import Session
 from .view import View
 
 __all__ = [
+    "ATTACK",
+    "ATTACK_DECK",
+    "BEG",
     "DECISIONS",
+    "DECK_KILL",
+    "DEFEND",
+    "EXCHANGE",
+    "EXCHANGE_ROUND",
+    "FORCED_KILL",
+    "F_DURAK",
+    "F_KAAVI",
+    "F_MOSKA",
+    "F_MUSTAMAIJA",
+    "GIVE",
+    "KILL",
+    "OPEN",
+    "OVER",
+    "PASS",
     "PRESETS",
+    "SELF",
+    "TAKE",
+    "THROW_IN",
+    "TRANSFER",
+    "TRANSFER_SHOW",
+    "TWOS",
+    "UNLIMITED",
+    "WAITING",
     "DealError",
     "Game",
     "HiddenCardError",
@@ -34,6 +145,7 @@ __all__ = [
     "Rules",
     "Session",
     "View",
+    "attack_from_mask",
     "make_move",
     "make_rules",
     "new_game",

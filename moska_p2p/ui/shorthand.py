@@ -102,12 +102,10 @@ def _one_card_kill(word: str, legal: Sequence[Move]) -> Move:
 
 
 def why_illegal(view: View, move: Move) -> str:
-    """The engine's own reason why ``move`` is not legal now: it is tried on a copy of the
-    game the view was taken from (the game is never changed)."""
-    game = view._game
-    if len(game.history) == len(view.history):
-        try:
-            game.copy().play(move, seat=view.seat)
-        except ValueError as error:
-            return str(error)
+    """The engine's own reason why ``move`` is not legal now: it is tried on the game as
+    this seat knows it (:meth:`View.masked_game`, a fresh copy: nothing real changes)."""
+    try:
+        view.masked_game().play(move, seat=view.seat)
+    except ValueError as error:
+        return str(error)
     return f"{move} is not a legal move now (moves: lists them)"
