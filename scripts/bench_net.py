@@ -3,7 +3,7 @@
 ``scripts/bench_p2p.py``, which measures the same protocol in one process).
 
 For 2, 4 and 6 peers, each run starts ``moska host`` and ``moska join`` processes (random bots,
-``python -m moska_p2p.net``), and each peer writes its figures (``--stats``) when it exits:
+``python -m moska_p2p``), and each peer writes its figures (``--stats``) when it exits:
 
 * shuffle and deal: from the moment the last peer is seated to the first moment a peer can
   make its first decision (the two-pass shuffle over the mesh and the deal's key releases);
@@ -56,7 +56,7 @@ class Run:
 def _peer(args: list[str], folder: Path, name: str) -> subprocess.Popen[bytes]:
     with open(folder / f"{name}.out", "wb") as out, open(folder / f"{name}.err", "wb") as err:
         return subprocess.Popen(
-            [sys.executable, "-m", "moska_p2p.net", *args], stdout=out, stderr=err
+            [sys.executable, "-m", "moska_p2p", *args], stdout=out, stderr=err
         )
 
 

@@ -29,12 +29,8 @@ from moska_p2p.crypto import group
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.engine import new_game
 from moska_p2p.protocol.config import TableConfig
-from moska_p2p.protocol.simulate import (
-    Network,
-    SimulationResult,
-    make_peers,
-    run_game,
-)
+from moska_p2p.protocol.simulate import Network, SimulationResult, make_peers
+from moska_p2p.table.simulate import run_game
 
 
 def _table(preset: str, players: int, seed: int) -> Network:

@@ -76,7 +76,8 @@ from moska_p2p.protocol.frames import (
     unpack,
 )
 from moska_p2p.protocol.session import DONE, STAGES, STOPPED, WINDOW, PeerSession, drbg
-from moska_p2p.protocol.simulate import Network, make_peers, run_game
+from moska_p2p.protocol.simulate import Network, make_peers
+from moska_p2p.table.simulate import run_game
 from moska_p2p.protocol.transcript import (
     Report,
     TranscriptError,

@@ -54,7 +54,7 @@ from moska_p2p.protocol.frames import (
     signed_frame,
 )
 from moska_p2p.protocol.session import DONE, PeerSession
-from moska_p2p.protocol.simulate import Network, make_peers, run_game
+from moska_p2p.protocol.simulate import Network, make_peers
 from moska_p2p.protocol.transcript import (
     MAGIC,
     Report,
@@ -63,6 +63,7 @@ from moska_p2p.protocol.transcript import (
     verify_transcript,
     write_transcript,
 )
+from moska_p2p.table.simulate import run_game
 from moska_p2p.ui.replay import ReplayError, load_replay
 from moska_p2p.ui.shorthand import read_move
 

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from moska_p2p.arena.runner import play_game
 from moska_p2p.bots.builtin import RandomBot
 from moska_p2p.engine import new_game
+from moska_p2p.table.local import play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

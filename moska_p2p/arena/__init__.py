@@ -1,5 +1,5 @@
 """The arena: bots against bots on the engine alone, fast, with statistics."""
 
-from .runner import GameRecord, play_game
+from ..table.local import GameRecord, play_game
 
 __all__ = ["GameRecord", "play_game"]

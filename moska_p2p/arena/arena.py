@@ -30,7 +30,7 @@ from ..bots.api import Bot
 from ..bots.builtin import GreedyBot, RandomBot, ShedderBot
 from ..bots.loader import BotLoadError, load_bot
 from ..engine import Game, IllegalMove, make_rules, new_game, shuffled_deck
-from .runner import play_game
+from ..table.local import play_game
 from .stats import BotStats, GameOutcome, Rating, rate, tally
 
 DEFAULT_MAX_MOVES = 5000  # moska games between random bots average about 200 moves

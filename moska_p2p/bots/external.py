@@ -62,8 +62,10 @@ class ExternalBotTimeout(ExternalBotError):
 
 def view_json(view: View) -> dict[str, Any]:
     """The JSON form of a view sent in ``choose`` requests (card and move texts, RULES C1,
-    C6; seats are absolute seat numbers)."""
+    C6; seats are absolute seat numbers): every public field of the :class:`View` an
+    in-process bot reads, no more (its ``determinize`` is a computation, not information)."""
     room: int | None = view.room if view.room < 1 << 16 else None
+    limit: int | None = view.bout_limit if view.bout_limit < 1 << 16 else None
     return {
         "seat": view.seat,
         "players": view.players,
@@ -84,6 +86,9 @@ def view_json(view: View) -> dict[str, Any]:
         "attacker": view.attacker,
         "defender": view.defender,
         "room": room,
+        "bout_limit": limit,
+        "bout_count": view.bout_count,
+        "hidden_in_hand": view.hidden_in_hand,
         "history": [[seat, str(move)] for seat, move in view.history],
     }
 

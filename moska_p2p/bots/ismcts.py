@@ -34,6 +34,14 @@ still running at 95% of the budget is dropped); the cyclic garbage collector is 
 during the search, so that a full collection (its cost grows with the process's heap, as
 in a long arena run) never lands inside the budget. A machine too busy to give the process
 the CPU can still make a move late: the budget is wall-clock time.
+
+Engine access: only the Search API that ``moska_p2p.engine``'s docstring documents, and
+imports from ``moska_p2p.engine``, ``moska_p2p.cards`` and ``moska_p2p.bots.api`` only, so
+that this file is a model for search bots written outside the package and the engine can
+change its internals under it (``tests/bots/test_ismcts.py`` checks both). Moves that come
+from ``legal_moves()`` or ``random_move()`` of the very state they are played in (tree
+descent, playouts) go through ``play_unchecked``: re-validating them is wasted work on the
+hot path. A built move (:func:`_bounded_moves`) is checked with ``play`` on a copy first.
 """
 
 from __future__ import annotations
@@ -45,25 +53,32 @@ from collections.abc import Sequence
 from time import perf_counter
 
 from moska_p2p.bots.api import BaseBot
-from moska_p2p.cards import RANK_MASKS, SUIT_MASKS
-from moska_p2p.engine import Game, IllegalMove, Move, View
-from moska_p2p.engine.game import F_DURAK, F_MUSTAMAIJA, GIVE, OPEN, THROW_IN
-from moska_p2p.engine.moves import (
+from moska_p2p.cards import RANK_MASKS, SPADES, SUIT_MASKS, make_card
+from moska_p2p.engine import (
     ATTACK,
     ATTACK_DECK,
     BEG,
     DECK_KILL,
     EXCHANGE,
+    F_DURAK,
+    F_MUSTAMAIJA,
+    GIVE,
     KILL,
+    OPEN,
     PASS,
     SELF,
     TAKE,
+    THROW_IN,
     TRANSFER,
     TRANSFER_SHOW,
+    Game,
+    IllegalMove,
+    Move,
+    View,
     attack_from_mask,
 )
 
-QUEEN_OF_SPADES = 10 * 4 + 3
+QUEEN_OF_SPADES = make_card(10, SPADES)
 # Above this many legal moves a decision's list is not built (see ``search_moves``).
 MAX_LISTED_MOVES = 2000
 # Hands up to this size never have more than MAX_LISTED_MOVES moves (2**10 subsets).
@@ -82,44 +97,59 @@ def score_move(game: Game, move: Move) -> float:
     built, so it is cheap enough for playouts): kill with the lowest card that beats, open
     and throw in low cards in groups, take rather than spend a high trump early.
     """
-    kind, cards = move
+    return score_moves(game, (move,))[0]
+
+
+def score_moves(game: Game, moves: Sequence[Move]) -> list[float]:
+    """:func:`score_move` of each of ``moves``, reading the state once for all of them:
+    scoring is most of a playout's time, and the state is the same for every move."""
     trump = game.trump
-    early = len(game.stock) > 6
-    if kind in (KILL, BEG):
-        killer = cards[1]
-        cost = (killer >> 2) + (13 if killer & 3 == trump else 0)
-        if early and killer & 3 == trump and killer >> 2 >= 9:
-            return -50.0 - cost
-        return 100.0 - cost
-    if kind == ATTACK:
-        if game.family == F_MUSTAMAIJA and QUEEN_OF_SPADES in cards:
-            return 500.0  # MM4: nothing beats it
-        total = 0
-        trumps = 0
-        for c in cards:
-            if c & 3 == trump:
-                trumps += 1
-                total += (c >> 2) + 13
+    early = game.stock_size > 6
+    mustamaija = game.family == F_MUSTAMAIJA
+    adding = game.phase in (THROW_IN, GIVE)
+    scores: list[float] = []
+    append = scores.append
+    for kind, cards in moves:
+        if kind in (KILL, BEG):
+            killer = cards[1]
+            cost = (killer >> 2) + (13 if killer & 3 == trump else 0)
+            if early and killer & 3 == trump and killer >> 2 >= 9:
+                append(-50.0 - cost)
             else:
-                total += c >> 2
-        if trumps and early and game.phase in (THROW_IN, GIVE):
-            return -30.0  # keep trumps rather than feed them to the defender
-        return 40.0 + 8.0 * len(cards) - total / len(cards) - 12.0 * trumps
-    if kind == EXCHANGE:
-        return 1000.0
-    if kind == SELF:
-        return 120.0 - _value(cards[0], trump) - _value(cards[1], trump)
-    if kind == TRANSFER:
-        return 110.0 - _value(cards[0], trump)
-    if kind == TRANSFER_SHOW:
-        return 115.0
-    if kind == DECK_KILL:
-        return -10.0
-    if kind == TAKE:
-        return -20.0
-    if kind == ATTACK_DECK:
-        return -5.0
-    return 0.0  # PASS
+                append(100.0 - cost)
+        elif kind == ATTACK:
+            if mustamaija and QUEEN_OF_SPADES in cards:
+                append(500.0)  # MM4: nothing beats it
+                continue
+            total = 0
+            trumps = 0
+            for c in cards:
+                if c & 3 == trump:
+                    trumps += 1
+                    total += (c >> 2) + 13
+                else:
+                    total += c >> 2
+            if trumps and early and adding:
+                append(-30.0)  # keep trumps rather than feed them to the defender
+            else:
+                append(40.0 + 8.0 * len(cards) - total / len(cards) - 12.0 * trumps)
+        elif kind == SELF:
+            append(120.0 - _value(cards[0], trump) - _value(cards[1], trump))
+        elif kind == TRANSFER:
+            append(110.0 - _value(cards[0], trump))
+        else:
+            append(_FIXED_SCORE.get(kind, 0.0))
+    return scores
+
+
+# The moves whose score does not depend on their cards (PASS, and anything else, is 0).
+_FIXED_SCORE = {
+    EXCHANGE: 1000.0,
+    TRANSFER_SHOW: 115.0,
+    DECK_KILL: -10.0,
+    TAKE: -20.0,
+    ATTACK_DECK: -5.0,
+}
 
 
 def search_moves(game: Game, rng: random.Random) -> list[Move]:
@@ -206,15 +236,10 @@ def _bounded_moves(game: Game, rng: random.Random) -> list[Move]:
 
 def policy_move(game: Game, moves: Sequence[Move]) -> Move:
     """The heuristic's choice among ``moves`` (the first best)."""
-    best = moves[0]
     if len(moves) == 1:
-        return best
-    best_score = score_move(game, best)
-    for move in moves[1:]:
-        s = score_move(game, move)
-        if s > best_score:
-            best, best_score = move, s
-    return best
+        return moves[0]
+    scores = score_moves(game, moves)
+    return moves[scores.index(max(scores))]
 
 
 class _Node:
@@ -306,7 +331,7 @@ class IsmctsBot(BaseBot):
     def _candidates(self, game: Game) -> list[tuple[Move, float]]:
         """The moves searched at this state with their priors in [0, 1], best first."""
         moves = search_moves(game, self.rng)
-        scored = sorted((-score_move(game, m), i) for i, m in enumerate(moves))
+        scored = sorted((-s, i) for i, s in enumerate(score_moves(game, moves)))
         width = self.width
         chosen = scored[:width]
         if len(scored) > width:
@@ -371,11 +396,11 @@ class IsmctsBot(BaseBot):
                     child = _Node(seat, prior)
                     child.avail = 1
                     children[move] = child
-                    game.play(move)
+                    game.play_unchecked(move)
                     path.append(child)
                     break
                 assert best is not None and best_move is not None
-                game.play(best_move)
+                game.play_unchecked(best_move)
                 node = best
                 path.append(best)
             # Playout.
@@ -385,16 +410,16 @@ class IsmctsBot(BaseBot):
             random_playout = self.random_playout
             while game.to_act_seat >= 0 and steps < limit:
                 if random_playout:
-                    game.play(game.random_move(rng))
+                    game.play_unchecked(game.random_move(rng))
                 else:
-                    game.play(policy_move(game, search_moves(game, rng)))
+                    game.play_unchecked(policy_move(game, search_moves(game, rng)))
                 steps += 1
                 if budget is None and not steps & 31 and perf_counter() > hard_deadline:
                     timed_out = True  # a rare, very long playout: drop it and answer now
                     break
             if timed_out:
                 break
-            losers = game.loser_seats if game.to_act_seat < 0 else _likely_losers(game)
+            losers = game.losers if game.to_act_seat < 0 else _likely_losers(game)
             for n in path[1:]:
                 n.visits += 1
                 if n.seat not in losers:

@@ -17,20 +17,14 @@ from typing import Any
 
 from .api import Bot
 from .builtin import GreedyBot, RandomBot, ShedderBot
+from .ismcts import IsmctsBot
 
-
-def _ismcts(**kwargs: Any) -> Bot:
-    from bots.ismcts import IsmctsBot  # the strong bot lives in the top-level bots/ folder
-
-    bot: Bot = IsmctsBot(**kwargs)
-    return bot
-
-
+# Every built-in bot is a class of this package: the installed wheel needs nothing else.
 BUILTIN_BOTS: dict[str, Callable[..., Bot]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "shedder": ShedderBot,
-    "ismcts": _ismcts,
+    "ismcts": IsmctsBot,
 }
 
 

@@ -28,12 +28,12 @@ The session decides everything; this module only moves bytes and keeps time:
 * **Failures.** Whatever goes wrong on one connection closes that connection and is logged; the
   later peer redials with backoff. A peer that crashes and is started again resumes from the
   files of :mod:`.persist` and catches up through the ``sync`` exchange.
-* **A person.** With ``person`` (a :class:`~moska_p2p.ui.terminal.TerminalPlayer`) the seat
-  is played at the terminal: the prompt runs in a worker thread, within the table's timeout;
-  the table is redrawn by one task, in the trio thread, between prompts (a lock keeps the
-  prompt, the redraws and the "leave the game?" question apart, and only one seat acts at a
-  time); Ctrl-C asks before leaving, and a game that ends meanwhile closes the prompt.
-* **Shutdown.** On Ctrl-C (SIGINT/SIGTERM with ``handle_signals``; for a person, after a yes)
+* **The seat.** The node plays nothing itself: a :class:`Player` (the table layer's, see
+  :mod:`moska_p2p.table.networked`: a bot or a person) gets a :class:`GamePort` when the game
+  begins, waits there for its turns and plays or leaves through it; the node tells it the
+  seats, every move and the end. So this module imports nothing from the bots, the screen or
+  the command line.
+* **Shutdown.** On Ctrl-C (SIGINT/SIGTERM with ``handle_signals``; when the player agrees)
   the peer sends a signed ``leave``; at any end it says ``bye`` on every link and waits
   (boundedly) for the others to close, so that its last frames are read before its sockets close.
 """
@@ -50,18 +50,16 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import trio
 
-from ..bots.api import Bot, Event, GameResult
 from ..crypto.identity import Identity, fingerprint_of, parse_fingerprint
-from ..engine import IllegalMove, Move, View
-from ..engine.moves import parse_move
+from ..engine import Move, View
 from ..protocol import verdict as v
 from ..protocol.config import ConfigError, TableConfig, lobby_id, table_id
 from ..protocol.frames import FrameError
-from ..protocol.session import LocalError, PeerSession, drbg
+from ..protocol.session import PeerSession, drbg
 from ..protocol.transcript import Report, verify_transcript
 from .known import KnownPeers, KnownPeersError
 from .link import Link
@@ -87,9 +85,6 @@ from .wire import (
     link_proof,
     net_frame,
 )
-
-if TYPE_CHECKING:
-    from ..ui.terminal import TerminalPlayer
 
 log = logging.getLogger("moska_p2p.net")
 
@@ -133,25 +128,128 @@ def _echo(text: str) -> None:
     print(text, flush=True)
 
 
+class Player(Protocol):
+    """Who plays this peer's seat: the table layer's side of the node (it lives above the
+    network: :mod:`moska_p2p.table.networked`). Every method is called in the trio thread."""
+
+    async def play(self, port: GamePort) -> None:
+        """Play the game through ``port``, started when the game begins; may return early
+        (after leaving). Cancelled when the node stops."""
+        ...
+
+    def seated(self, names: Sequence[str], seat: int) -> None:
+        """The seats' names (printable) and this peer's seat, once the seats are drawn."""
+        ...
+
+    def moved(self, seat: int, move: str) -> None:
+        """``seat`` played ``move`` (any seat, this one too), in the order of the game."""
+        ...
+
+    def ended(self, end: v.Finished | v.Stopped, moves: int) -> None:
+        """The game is over (once): close whatever is open (a prompt), show the end."""
+        ...
+
+    def interrupt(self) -> bool:
+        """Ctrl-C during the game. True: leave now; False: the player asks first (and, on a
+        yes, leaves by :meth:`GamePort.leave`)."""
+        ...
+
+    async def closed(self) -> None:
+        """Return when the player has shown the end (the node waits a few seconds at most)."""
+        ...
+
+
+class GamePort:
+    """What a :class:`Player` may do at the table: wait for its turn, see its view, play,
+    leave. The node is the dealer: it checks nothing here the session does not check."""
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+
+    @property
+    def seat(self) -> int:
+        return self._session.my_seat
+
+    @property
+    def timeout(self) -> float:
+        """The table's timeout: a seat that does not move within it loses by the others'
+        verdict, so a player's own budget must be shorter."""
+        return self._session.config.timeout
+
+    @property
+    def over(self) -> bool:
+        return self._node.over.is_set()
+
+    @property
+    def my_turn(self) -> bool:
+        return not self.over and self._session.my_turn and self._session.game is not None
+
+    @property
+    def _session(self) -> PeerSession:
+        session = self._node.session
+        assert session is not None
+        return session
+
+    async def turn(self) -> bool:
+        """Wait until it is this seat's turn (True) or the game is over (False)."""
+        node = self._node
+        while not self.over:
+            if self.my_turn:
+                return True
+            node._turn = trio.Event()
+            await node._turn.wait()
+        return False
+
+    def view(self) -> View:
+        """This seat's view now, of a copy of the game: a player may read it (search it, for
+        a hint) in another thread while the game moves on."""
+        game = self._session.game
+        assert game is not None
+        return game.copy().view(self.seat)
+
+    def legal_moves(self) -> list[Move]:
+        return self._session.legal_moves()
+
+    def state(self) -> str:
+        """A token for the game's state now: :meth:`play` refuses a move chosen in another."""
+        game = self._session.game
+        assert game is not None
+        return game.state_hash()
+
+    def play(self, move: Move, state: str) -> bool:
+        """Play ``move``, chosen in ``state``; False (nothing played) if the game moved on
+        meanwhile. Raises :class:`~moska_p2p.engine.IllegalMove` (or the session's
+        ``LocalError``) for a move the game refuses."""
+        if not self.my_turn or self.state() != state:
+            return False
+        node = self._node
+        node._handle(self._session.play(move, trio.current_time()))
+        return True
+
+    def leave(self, reason: str, *, interrupted: bool = False) -> None:
+        """Leave the table with a signed ``leave`` saying ``reason`` (a forfeit: the others'
+        verdicts name this seat). ``interrupted``: the person asked to (exit code 130)."""
+        if interrupted:
+            self._node.interrupted = True
+        self._node._leave(reason)
+
+
 @dataclass
 class NodeOptions:
     """How a peer runs (the ``host``/``join`` command line, or a test)."""
 
     identity: Identity
-    bot: Bot
+    player: Player  # who plays the seat (moska_p2p.table.networked)
     transcript: Path
     name: str = "player"
     bind: str = "0.0.0.0"
     listen_port: int = 0
     connect_timeout: float = 10.0  # a dial plus its handshake
     lobby_wait: float = 600.0  # how long a table may take to fill
-    quiet: bool = False  # no line per move
-    pace: float = 0.0  # seconds the bot waits before each move (tests, demos)
     echo: Callable[[str], None] = _echo
     handle_signals: bool = False  # Ctrl-C sends a signed leave (the CLI; not in tests)
     stats: Path | None = None  # write timing and traffic figures here (JSON) at the end
     announce: bool = False  # a host announces its open table on the LAN (.discovery)
-    person: TerminalPlayer | None = None  # the seat is played at the terminal (also ``bot``)
     known_peers: Path | None = None  # trust on first use (.known); None: no check
     handshake_timeout: float = HANDSHAKE_TIMEOUT  # a stranger's time to prove its key
     max_pending: int = MAX_PENDING  # unauthenticated connections at most...
@@ -230,19 +328,13 @@ class Node:
         self._end: v.Finished | v.Stopped | None = None
         self._lobby: _Lobby | None = None
         self._lobby_scope = trio.CancelScope()
-        self._turn = trio.Event()
+        self._turn = trio.Event()  # set whenever the session moved: a player may wake
         self._nursery: trio.Nursery | None = None
         self._table_id = b""
         self._names: dict[bytes, str] = {}
         self._admission = _Admission(options.max_pending, options.max_pending_per_address)
         self._quiet = _Quiet()
-        # A person at the terminal: what to show, and who has the screen.
-        self._shown_send, self._shown = trio.open_memory_channel[Event | GameResult](math.inf)
-        self._screen = trio.Lock()
-        self._screen_done = trio.Event()
-        self._screen_closed = False
-        self._asking: trio.CancelScope | None = None
-        self._choosing = False  # the person's choose() runs (it asks itself on Ctrl-C)
+        self._ended = False  # the player was told of the end
 
     # ------------------------------------------------------------------ entry points
 
@@ -403,10 +495,7 @@ class Node:
             session.max_tick_gap = MAX_TICK_GAP
         self.ready.set()
         self._nursery.start_soon(self._ticker)
-        self._nursery.start_soon(self._play_bot)
-        if self.o.person is not None:
-            self.o.person.view_source = self._my_view
-            self._nursery.start_soon(self._show, self.o.person)
+        self._nursery.start_soon(self.o.player.play, GamePort(self))
         for index in range(saved.me):
             self._nursery.start_soon(self._keep_link, index, first.get(index))
         self._handle(outputs)
@@ -456,11 +545,7 @@ class Node:
                         link.enqueue(out.frame)
             elif isinstance(out, v.Moved):
                 self.stats.moves += 1
-                if self.o.person is not None:
-                    if not self._screen_closed:
-                        self._shown_send.send_nowait(Event(out.seat, parse_move(out.move), ""))
-                elif not self.o.quiet:
-                    self.o.echo(f"seat {out.seat} ({self._seat_name(out.seat)}): {out.move}")
+                self.o.player.moved(out.seat, out.move)
             elif isinstance(out, v.Seated):
                 self._show_seats(out)
             elif isinstance(out, v.Finished | v.Stopped):
@@ -470,7 +555,9 @@ class Node:
                 if self.file is not None:
                     self.file.close()
                 self.over.set()
-                self._close_screen(out)
+                if not self._ended:
+                    self._ended = True
+                    self.o.player.ended(out, len(session.moves))
             elif isinstance(out, v.Rejected):
                 log.info("refused a frame: %s", out.reason)
         if session.my_turn and self.stats.t_first_turn is None:
@@ -484,137 +571,12 @@ class Node:
             await trio.sleep(TICK)
             self._handle(session.tick(trio.current_time()))
 
-    async def _play_bot(self) -> None:
-        """Play this seat's moves with the bot. A built-in bot (``trusted_fast``) runs inline;
-        any other runs in a thread on a copy of the game, within the table's timeout."""
-        session = self.session
-        assert session is not None
-        bot = self.o.bot
-        inline = bool(getattr(bot, "trusted_fast", False))
-        while not self.over.is_set():
-            game = session.game
-            if not session.my_turn or game is None:
-                self._turn = trio.Event()
-                await self._turn.wait()
-                continue
-            if self.o.pace:
-                await trio.sleep(self.o.pace)
-                if not session.my_turn:
-                    continue
-            seat = session.my_seat
-            state = game.state_hash()
-            legal = session.legal_moves()
-            try:
-                if self.o.person is not None:
-                    move = await self._ask_person(self.o.person, game.copy().view(seat), legal)
-                    if move is None:
-                        return
-                elif inline:
-                    move = bot.choose(game.view(seat), legal)
-                else:
-                    view = game.copy().view(seat)
-                    with trio.fail_after(session.config.timeout):
-                        move = await trio.to_thread.run_sync(
-                            bot.choose, view, legal, abandon_on_cancel=True
-                        )
-            except Exception as error:
-                self._leave(f"its bot failed: {_reason(error)}")
-                return
-            if not session.my_turn or game.state_hash() != state:
-                continue
-            try:
-                outputs = session.play(move, trio.current_time())
-            except (IllegalMove, LocalError) as error:
-                self._leave(f"its bot chose an illegal move: {error}")
-                return
-            self._handle(outputs)
-            await trio.sleep(0)
-
-    # ------------------------------------------------------------------ a person
-
-    async def _ask_person(
-        self, person: TerminalPlayer, view: View, legal: Sequence[Move]
-    ) -> Move | None:
-        """The person's move, typed within the table's timeout (None: no move; the person
-        left or the game ended). The prompt has the screen while it runs."""
-        from ..ui.terminal import LeaveGame
-
-        session = self.session
-        assert session is not None
-        async with self._screen:
-            if self.over.is_set():
-                return None
-            self._choosing = True
-            try:
-                with trio.fail_after(session.config.timeout):
-                    return await trio.to_thread.run_sync(
-                        person.choose, view, legal, abandon_on_cancel=True
-                    )
-            except LeaveGame as left:
-                if str(left) != "closed":  # closed: the game ended meanwhile
-                    self.interrupted = True
-                    why = "Ctrl-C" if str(left) == "interrupted" else str(left)
-                    self._leave(f"interrupted ({why})")
-            except trio.TooSlowError:
-                person.abort()
-                self._leave(f"no move within the table's timeout ({session.config.timeout:g} s)")
-            finally:
-                self._choosing = False
-        return None
-
-    async def _show(self, person: TerminalPlayer) -> None:
-        """Show the person the game as it goes: the table after each move (between prompts,
-        never over the prompt or a question), then the end."""
-        async with self._shown:
-            async for item in self._shown:
-                async with self._screen:
-                    if isinstance(item, Event):
-                        person.observe(item)
-                    else:
-                        person.end_game(item)
-        self._screen_done.set()
-
-    def _close_screen(self, end: v.Finished | v.Stopped) -> None:
-        """The game is over: close a prompt or question still open, show the end."""
-        person, session = self.o.person, self.session
-        if person is None or session is None or self._screen_closed:
-            return
-        self._screen_closed = True
-        person.abort()
-        if self._asking is not None:
-            self._asking.cancel()
-        if isinstance(end, v.Finished):
-            result = GameResult(session.my_seat, end.losers, None, "", len(session.moves))
-            self._shown_send.send_nowait(result)
-        self._shown_send.close()
-
-    def _my_view(self) -> View:
-        session = self.session
-        assert session is not None and session.game is not None
-        return session.game.view(session.my_seat)
-
-    async def _ask_leave(self, person: TerminalPlayer, scope: trio.CancelScope) -> None:
-        """Ctrl-C between prompts: ask "leave the game?"; only a yes leaves."""
-        yes = False
-        with scope:
-            try:
-                async with self._screen:
-                    if self.over.is_set() or self.interrupted:
-                        return
-                    yes = await trio.to_thread.run_sync(
-                        person.confirm_leave, abandon_on_cancel=True
-                    )
-            finally:
-                self._asking = None
-            if yes:
-                self.interrupted = True
-                self._leave("interrupted (Ctrl-C)")
-
     def _leave(self, reason: str) -> None:
         session = self.session
         if session is None or self.over.is_set():
             return
         self.o.echo(f"leaving the table: {reason}")
+        self._turn.set()
         self._handle(session.leave(reason, trio.current_time()))
 
     async def _play_out(self) -> None:
@@ -623,9 +585,8 @@ class Node:
         # Strangers are of no use now; their descriptors may be needed to check the transcript.
         self._admission.shed(len(self._admission.pending))
         self._admission.total = self._admission.configured = min(self._admission.total, 2)
-        if self.o.person is not None:
-            with trio.move_on_after(5.0):  # the last table first, then the result under it
-                await self._screen_done.wait()
+        with trio.move_on_after(5.0):  # the player's last words first (a person's table)
+            await self.o.player.closed()
         outcome = await self._outcome()
         linger = 1.0 if outcome.finished is None else 5.0
         await self._shutdown(min(linger, self.saved.config.timeout if self.saved else linger))
@@ -1201,15 +1162,10 @@ class Node:
                 if self.session is None:
                     self.interrupted = True
                     self._lobby_scope.cancel()
-                elif self.o.person is not None and self._choosing:
-                    self.o.person.interrupt()  # its prompt asks
-                elif self.o.person is not None and self._asking is None:
-                    assert self._nursery is not None
-                    self._asking = trio.CancelScope()
-                    self._nursery.start_soon(self._ask_leave, self.o.person, self._asking)
-                else:  # a second Ctrl-C while asking counts as yes
+                elif self.o.player.interrupt():  # a bot's seat, or a second Ctrl-C: leave
                     self.interrupted = True
                     self._leave("interrupted (Ctrl-C)")
+                # otherwise the player asks (a person: "leave the game?") and leaves by the port
 
     async def _beacon(self, lobby: _Lobby) -> None:
         """Announce the open table on the LAN until it fills (see :mod:`.discovery`); a
@@ -1252,9 +1208,8 @@ class Node:
         session = self.session
         assert session is not None
         seats = ", ".join(self._seat_label(s) for s in range(len(seated.seats)))
-        if self.o.person is not None:  # the table shows every seat's name
-            self.o.person.names = [self._seat_name(s) for s in range(len(seated.seats))]
-            self.o.person.seat = session.my_seat
+        names = [self._seat_name(s) for s in range(len(seated.seats))]
+        self.o.player.seated(names, session.my_seat)
         self.o.echo(f"seats: {seats}; dealer: seat {seated.dealer}; you are seat {session.my_seat}")
 
     def _seat_name(self, seat: int) -> str:

@@ -1,7 +1,8 @@
 """Peers in one process: an in-memory network that wires 2 to 6 :class:`PeerSession`s.
 
-It is the demo behind ``moska simulate``, a benchmark, a fixture generator, and the test
-harness: a ``tamper`` hook sees every frame on its way from one peer to another and may drop,
+It is the network behind ``moska simulate`` (whose seats
+:func:`moska_p2p.table.simulate.run_game` drives), a benchmark, a fixture generator, and the
+test harness: a ``tamper`` hook sees every frame on its way from one peer to another and may drop,
 delay, duplicate, corrupt or replace it. Time is virtual, so timeouts are tested instantly.
 """
 
@@ -14,11 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..bots.api import Bot
 from ..crypto.identity import Identity
 from . import verdict as v
 from .config import TableConfig
-from .session import DONE, STOPPED, PeerSession, drbg
+from .session import DONE, PeerSession, drbg
 from .transcript import write_transcript
 
 # tamper(source, destination, frame) -> the frames to deliver instead (empty list: drop)
@@ -115,57 +115,6 @@ def make_peers(
             )
         )
     return sessions
-
-
-def run_game(
-    network: Network,
-    bots: Sequence[Bot],
-    *,
-    max_steps: int = 20_000,
-    step_time: float = 0.0,
-    stall_time: float | None = None,
-) -> SimulationResult:
-    """Start every peer and play until every session is done or stopped.
-
-    ``bots[i]`` decides for session ``i`` (by its seat). When nothing moves, the virtual clock
-    jumps by ``stall_time`` (default: past the timeout) and every session ticks, so a peer
-    that stops answering ends the game with a timeout verdict instead of hanging.
-    """
-    sessions = network.sessions
-    for index, session in enumerate(sessions):
-        network.handle(index, session.start(network.clock))
-    jump = stall_time if stall_time is not None else sessions[0].config.timeout + 1.0
-    for _ in range(max_steps):
-        network.deliver_all()
-        if all(s.stage in (DONE, STOPPED) for s in sessions):
-            break
-        acted = False
-        for index, session in enumerate(sessions):
-            if session.my_turn and session.stage != STOPPED and session.game is not None:
-                view = session.game.view(session.my_seat)
-                move = bots[index].choose(view, session.legal_moves())
-                network.clock += step_time
-                network.handle(index, session.play(move, network.clock))
-                acted = True
-                break
-        if not acted:
-            network.clock += jump
-            for index, session in enumerate(sessions):
-                network.handle(index, session.tick(network.clock))
-            if not network.queue and all(
-                s.stage in (DONE, STOPPED) or not s.waiting_on() for s in sessions
-            ):
-                break
-    network.deliver_all()
-    return SimulationResult(
-        sessions,
-        network.verdicts,
-        network.rejected,
-        network.frames,
-        network.bytes,
-        network.clock,
-        network.events,
-    )
 
 
 def save_transcripts(result: SimulationResult, directory: Path) -> list[Path]:

@@ -1,8 +1,10 @@
 """A person against bots on the embedded engine: the game behind ``moska play``.
 
 No network and no protocol: one full-information engine, the person at seat 0 and a bot at
-every other seat, each seeing only its view. Games come in a session (RULES M24): the loser
-deals the next, and a score line with losses, *korokkeella* and *poronmuna* follows each.
+every other seat, each seeing only its view, all asked by the table's referee
+(:mod:`moska_p2p.table.local`): a bot that fails forfeits as it would in the arena. Games
+come in a session (RULES M24): the loser deals the next, and a score line with losses,
+*korokkeella* and *poronmuna* follows each.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..bots.api import Bot, Event, GameResult
 from ..bots.loader import load_bot
 from ..engine import Game, Session, View
+from ..table.local import play_game
+from ..table.seat import DEFAULT_BUDGET
 from .terminal import LeaveGame, TerminalPlayer
 
 
@@ -29,6 +32,7 @@ class LocalTable:
     seed: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
     name: str = "you"
+    budget: float | None = DEFAULT_BUDGET  # seconds a bot not built in may think
 
 
 def bot_specs(specs: Sequence[str], others: int) -> list[str]:
@@ -45,52 +49,6 @@ def seat_names(person: str, specs: Sequence[str]) -> list[str]:
     """``alice``, then ``greedy 1``, ``ismcts 2``...: a bot is named by its kind and seat."""
     kinds = [Path(spec.split(":")[0]).stem or spec for spec in specs]
     return [person] + [f"{kind} {seat}" for seat, kind in enumerate(kinds, 1)]
-
-
-def play_game(game: Game, seats: Sequence[Bot], max_moves: int = 10_000) -> GameResult:
-    """Play ``game`` to its end, each seat's player choosing from its own view; every
-    player's hooks (``start_game``, ``observe``, ``end_game``) are called as the arena does.
-    :class:`LeaveGame` from the person propagates (the game is abandoned); a bot that
-    raises or answers an illegal move forfeits, as in the arena, and the game ends."""
-    for seat, player in enumerate(seats):
-        hook = getattr(player, "start_game", None)
-        if hook is not None:
-            hook(game.view(seat))
-    person = next((p for p in seats if isinstance(p, TerminalPlayer)), None)
-    moves = 0
-    forfeit: int | None = None
-    reason = ""
-    while not game.is_over and moves < max_moves:
-        seat = game.to_act_seat
-        legal = game.legal_moves()
-        decision = game.decision
-        try:
-            move = seats[seat].choose(game.view(seat), legal)
-            game.play(move, seat=seat)
-        except KeyboardInterrupt:
-            # Ctrl-C while a bot thinks: nothing was played yet, so ask and go on.
-            if person is None or person.confirm_leave():
-                raise LeaveGame("interrupted") from None
-            continue
-        except LeaveGame:
-            raise
-        except Exception as error:
-            if isinstance(seats[seat], TerminalPlayer):
-                raise
-            forfeit, reason = seat, f"{type(error).__name__}: {error}"
-            break
-        moves += 1
-        event = Event(seat, move, decision)
-        for player in seats:
-            hook = getattr(player, "observe", None)
-            if hook is not None:
-                hook(event)
-    losers = (forfeit,) if forfeit is not None else tuple(game.losers)
-    for seat, player in enumerate(seats):
-        hook = getattr(player, "end_game", None)
-        if hook is not None:
-            hook(GameResult(seat, losers, forfeit, reason, moves))
-    return GameResult(0, losers, forfeit, reason, moves)
 
 
 def _viewer(game: Game, seat: int) -> Callable[[], View]:
@@ -116,9 +74,17 @@ def play_session(
         while True:
             game = session.new_game()
             person.view_source = _viewer(game, 0)
-            result = play_game(game, [person, *bots])
-            if not game.is_over:  # a bot forfeited: the session cannot go on without it
-                person.say(f"The session stops: {names[result.losers[0]]} failed.")
+            record = play_game(
+                game,
+                [person, *bots],
+                budget=table.budget,
+                names=names,
+                on_interrupt=person.confirm_leave,
+            )
+            if record.forfeit is not None:  # the session cannot go on without that bot
+                person.say(
+                    f"The session stops: {names[record.forfeit]} forfeits: {record.reason}."
+                )
                 break
             session.record(game)
             finished += 1

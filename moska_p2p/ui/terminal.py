@@ -23,6 +23,7 @@ from prompt_toolkit.document import Document
 
 from ..bots.api import BaseBot, Event, GameResult
 from ..engine import Move, View
+from ..table.seat import LeaveTable
 from .render import Style, color_wanted, move_text, render_table, strip_ansi, symbols_wanted
 from .shorthand import expand_verb, read_move
 
@@ -51,7 +52,7 @@ would play), moves (every legal move), quit (leave the game); Enter redraws the 
 Ctrl-C asks whether to leave."""
 
 
-class LeaveGame(Exception):
+class LeaveGame(LeaveTable):
     """The person chose to leave the game (``quit``, or yes to "leave the game?")."""
 
 
@@ -69,6 +70,7 @@ class TerminalPlayer(BaseBot):
     """
 
     name = "person"
+    is_person = True  # the referee gives a person no budget and no forfeit (table.seat)
 
     def __init__(
         self,

@@ -13,11 +13,12 @@ import pytest
 from typer.testing import CliRunner
 
 from moska_p2p.arena.arena import ArenaError, bot_seeds, derive_seed, run_arena, seating
-from moska_p2p.arena.runner import play_game
 from moska_p2p.arena.stats import GameOutcome, rate, tally, wilson_interval
 from moska_p2p.bots.api import BaseBot
-from moska_p2p.cli import app, split_bots
+from moska_p2p.cli import app
+from moska_p2p.cli.common import split_bots
 from moska_p2p.engine import Move, View, new_game
+from moska_p2p.table.local import play_game
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bad_bots.py"
 runner = CliRunner()

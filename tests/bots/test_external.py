@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from moska_p2p.arena.runner import GameRecord, play_game
 from moska_p2p.bots import load_bot
 from moska_p2p.bots.api import Bot
 from moska_p2p.bots.builtin import RandomBot
 from moska_p2p.bots.external import ExternalBot, ExternalBotError, view_json
 from moska_p2p.engine import new_game
+from moska_p2p.table.local import GameRecord, play_game
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "misbehaving_bot.py"

@@ -1,19 +1,25 @@
 """The ISMCTS bot: legal moves in every preset, reproducible with a seed and an iteration
-budget, and within its time budget."""
+budget, within its time budget, and on the engine's documented Search API only."""
 
 from __future__ import annotations
 
+import ast
 import random
+import re
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from bots import ismcts
-from bots.ismcts import IsmctsBot
-from moska_p2p.arena.runner import play_game
+from moska_p2p import engine
+from moska_p2p.arena import play_game
+from moska_p2p.bots import ismcts
 from moska_p2p.bots.builtin import GreedyBot, RandomBot
-from moska_p2p.engine import PRESETS, Game, Move, new_game
-from moska_p2p.engine.moves import ATTACK, PASS_MOVE
+from moska_p2p.bots.ismcts import IsmctsBot
+from moska_p2p.engine import ATTACK, PASS, PRESETS, Game, Move, make_move, new_game
+
+PASS_MOVE = make_move(PASS)
 
 ALL_PRESETS = (
     "moska",
@@ -181,3 +187,35 @@ def test_loads_by_name_with_parameters() -> None:
     bot = load_bot("ismcts:iterations=20,width=4", seed=3)
     assert isinstance(bot, IsmctsBot)
     assert (bot.iterations, bot.width) == (20, 4)
+
+
+def _search_api_names() -> set[str]:
+    """The names the engine's docstring lists under "Search API"."""
+    doc = engine.__doc__ or ""
+    assert "Search API" in doc
+    return set(re.findall(r"``(\w+)", doc.split("Search API", 1)[1]))
+
+
+def test_uses_only_the_documented_engine_api() -> None:
+    """The bot is the model for search bots outside the package: it imports the engine's
+    public module only (no ``engine.game`` or ``engine.moves`` internals) and reads, of a
+    game, only the members the engine documents for search."""
+    tree = ast.parse(Path(ismcts.__file__).read_text())
+    allowed = {"moska_p2p.engine", "moska_p2p.cards", "moska_p2p.bots.api"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            assert node.level == 0, f"relative import of {module}"
+            assert module in allowed or module.split(".")[0] in sys.stdlib_module_names, module
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                assert alias.name.split(".")[0] in sys.stdlib_module_names, alias.name
+    used = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "game"
+    }
+    assert used, "the walk found no game.<member> at all"
+    assert used <= _search_api_names(), used - _search_api_names()

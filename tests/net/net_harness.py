@@ -22,7 +22,7 @@ LISTEN_LINE = re.compile(r"listening on 127\.0\.0\.1:(\d+)")
 
 
 class Peer:
-    """One ``python -m moska_p2p.net`` process; its output goes to files (no pipe can fill)."""
+    """One ``python -m moska_p2p`` process; its output goes to files (no pipe can fill)."""
 
     def __init__(
         self,
@@ -55,7 +55,7 @@ class Peer:
         env = dict(os.environ, PYTHONUNBUFFERED="1", XDG_CONFIG_HOME=str(self.config_home))
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.popen = subprocess.Popen(
-                [sys.executable, "-m", "moska_p2p.net", *self.args],
+                [sys.executable, "-m", "moska_p2p", *self.args],
                 cwd=ROOT,
                 stdout=out,
                 stderr=err,

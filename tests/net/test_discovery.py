@@ -230,11 +230,12 @@ async def test_join_checks_that_the_announced_key_answers(tmp_path: Path) -> Non
 
     def options(name: str) -> NodeOptions:
         from moska_p2p.bots.loader import load_bot
+        from moska_p2p.table.networked import BotAtTable
 
         return NodeOptions(
-            identity=Identity.generate(), bot=load_bot("random", seed=1),
+            identity=Identity.generate(), player=BotAtTable(load_bot("random", seed=1)),
             transcript=tmp_path / f"{name}.moska", name=name, bind=LOOPBACK,
-            connect_timeout=3.0, lobby_wait=5.0, quiet=True, echo=echo.append,
+            connect_timeout=3.0, lobby_wait=5.0, echo=echo.append,
         )  # fmt: skip
 
     host, joiner = Node(options("host")), Node(options("joiner"))
@@ -338,7 +339,7 @@ def _host_args(folder: Path, name: str, players: int = 2) -> list[str]:
 def _moska(*args: str, timeout: float = 15.0) -> subprocess.CompletedProcess[str]:
     """The real ``moska`` command line in a process of its own."""
     return subprocess.run(
-        [sys.executable, "-m", "moska_p2p.cli", *args],
+        [sys.executable, "-m", "moska_p2p", *args],
         cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False,
     )  # fmt: skip
 
@@ -416,7 +417,7 @@ def test_the_defaults_find_a_table_in_a_namespace_of_our_own(tmp_path: Path) -> 
         out = tmp_path / "host.out"
         with open(out, "wb") as sink:
             host = subprocess.Popen(
-                [*inside, "-m", "moska_p2p.net", *args, "-v"], cwd=ROOT, env=env,
+                [*inside, "-m", "moska_p2p", *args, "-v"], cwd=ROOT, env=env,
                 stdout=sink, stderr=subprocess.STDOUT,
             )  # fmt: skip
         deadline = time.monotonic() + 15
@@ -424,7 +425,7 @@ def test_the_defaults_find_a_table_in_a_namespace_of_our_own(tmp_path: Path) -> 
             assert host.poll() is None, out.read_text()
             time.sleep(0.05)
         listed = subprocess.run(
-            [*inside, "-m", "moska_p2p.cli", "tables", "--wait", "2.5"], cwd=ROOT, env=env,
+            [*inside, "-m", "moska_p2p", "tables", "--wait", "2.5"], cwd=ROOT, env=env,
             capture_output=True, text=True, timeout=15, check=False,
         )  # fmt: skip
         assert listed.returncode == 0, listed.stdout + listed.stderr

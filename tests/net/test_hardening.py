@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from moska_p2p.bots.loader import load_bot
+from moska_p2p.cli import app
 from moska_p2p.crypto.identity import Identity
-from moska_p2p.net.__main__ import app
 from moska_p2p.net.discovery import parse_announcement
 from moska_p2p.net.known import KnownPeers, KnownPeersError
 from moska_p2p.net.node import EXIT_FAILED, Node, NodeOptions, Outcome
@@ -56,6 +56,7 @@ from moska_p2p.protocol.frames import (
     open_frame,
     signed_frame,
 )
+from moska_p2p.table.networked import BotAtTable
 
 LOOPBACK = "127.0.0.1"
 CONFIG = TableConfig("moska", 3, bytes([5]) * 32, {}, 10.0)
@@ -79,13 +80,12 @@ class _StubSession:
 def _options(tmp_path: Path, name: str, echo: list[str] | None = None, **more: Any) -> NodeOptions:
     settings: dict[str, Any] = {
         "identity": Identity.generate(),
-        "bot": load_bot("random", seed=1),
+        "player": BotAtTable(load_bot("random", seed=1)),
         "transcript": tmp_path / f"{name}.moska",
         "name": name,
         "bind": LOOPBACK,
         "connect_timeout": 3.0,
         "lobby_wait": 5.0,
-        "quiet": True,
         "echo": (echo if echo is not None else []).append,
         **more,
     }

@@ -1,7 +1,7 @@
 """Real peers in real processes on 127.0.0.1 (issue 5): whole games, a killed peer, a
 restarted peer, garbage on a listening port, Ctrl-C.
 
-Each peer is ``python -m moska_p2p.net host|join --bot ...`` with its own identity file;
+Each peer is ``python -m moska_p2p host|join --bot ...`` with its own identity file;
 every wait is bounded and the fixture kills whatever still runs at the end.
 """
 

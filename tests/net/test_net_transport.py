@@ -13,8 +13,8 @@ import trio.testing
 from typer.testing import CliRunner
 
 from moska_p2p.bots.loader import load_bot
+from moska_p2p.cli import app
 from moska_p2p.crypto.identity import Identity
-from moska_p2p.net.__main__ import app
 from moska_p2p.net.link import Link
 from moska_p2p.net.node import Node, NodeOptions
 from moska_p2p.net.wire import (
@@ -29,6 +29,7 @@ from moska_p2p.net.wire import (
 from moska_p2p.protocol.config import TableConfig
 from moska_p2p.protocol.frames import MAX_FRAME, FrameError, open_frame, pack, signed_frame
 from moska_p2p.protocol.transcript import verify_transcript
+from moska_p2p.table.networked import BotAtTable
 
 ALICE = Identity.from_seed(bytes([1]) * 32)
 BOB = Identity.from_seed(bytes([2]) * 32)
@@ -144,14 +145,12 @@ async def test_garbage_on_a_link_ends_that_link() -> None:
 def _node(tmp_path: Path, index: int, bot: str, echo: list[str], pace: float = 0.0) -> Node:
     options = NodeOptions(
         identity=Identity.generate(),
-        bot=load_bot(bot, seed=index),
+        player=BotAtTable(load_bot(bot, seed=index), pace=pace),
         transcript=tmp_path / f"p{index}.moska",
         name=f"{bot}{index}",
         bind="127.0.0.1",
         connect_timeout=5.0,
         lobby_wait=20.0,
-        quiet=True,
-        pace=pace,
         echo=echo.append,
     )
     return Node(options)

@@ -53,7 +53,7 @@ class Table:
 
     def open(self) -> pexpect.spawn:
         args = [
-            "-m", "moska_p2p.cli", "host",
+            "-m", "moska_p2p", "host",
             "--preset", "mustamaija", "--players", str(self.players),
             "--port", "0", "--bind", "127.0.0.1", "--no-announce",
             "--identity", str(self.folder / "a.pem"),
@@ -73,7 +73,7 @@ class Table:
         port = child.match.group(1)
         for i in range(self.players - 1):
             args = [
-                sys.executable, "-m", "moska_p2p.cli", "join", f"127.0.0.1:{port}",
+                sys.executable, "-m", "moska_p2p", "join", f"127.0.0.1:{port}",
                 "--bot", "random", "--seed", str(i), "--name", f"bot{i + 1}",
                 "--bind", "127.0.0.1", "--pace", str(self.pace),
                 "--identity", str(self.folder / f"b{i}.pem"),

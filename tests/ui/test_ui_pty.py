@@ -27,7 +27,7 @@ def _spawn(*args: str, color: bool = False, script: str | None = None) -> pexpec
     if not color:
         env["NO_COLOR"] = "1"
     if script is None:
-        command, argv = sys.executable, ["-m", "moska_p2p.cli", "play", *args]
+        command, argv = sys.executable, ["-m", "moska_p2p", "play", *args]
     else:
         command, argv = script, ["play", *args]
     return pexpect.spawn(
@@ -166,9 +166,9 @@ def test_the_readme_first_command_starts_a_game() -> None:
 
 
 def test_replay_steps_on_a_terminal(tmp_path: Path) -> None:
-    from moska_p2p.arena.runner import play_game
     from moska_p2p.bots.builtin import GreedyBot
     from moska_p2p.engine import new_game
+    from moska_p2p.table.local import play_game
 
     record = play_game(new_game("durak", players=2, seed=8), [GreedyBot(1), GreedyBot(2)])
     path = tmp_path / "game.json"
@@ -176,7 +176,7 @@ def test_replay_steps_on_a_terminal(tmp_path: Path) -> None:
     env = dict(os.environ, TERM="xterm", NO_COLOR="1")
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "moska_p2p.cli", "replay", str(path), "--open"],
+        ["-m", "moska_p2p", "replay", str(path), "--open"],
         dimensions=(24, 80),
         env=env,
         encoding="utf-8",

@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from moska_p2p.arena.runner import play_game
 from moska_p2p.bots.builtin import GreedyBot, RandomBot
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.engine import new_game
 from moska_p2p.protocol.config import TableConfig
 from moska_p2p.protocol.session import PeerSession
-from moska_p2p.protocol.simulate import Network, make_peers, run_game, save_transcripts
+from moska_p2p.protocol.simulate import Network, make_peers, save_transcripts
 from moska_p2p.protocol.transcript import read_transcript, write_transcript
+from moska_p2p.table.local import play_game
+from moska_p2p.table.simulate import run_game
 from moska_p2p.ui.render import strip_ansi
 from moska_p2p.ui.replay import ReplayError, load_replay, run_replay
 
@@ -141,7 +142,7 @@ def test_a_transcript_cut_before_its_audit_shows_public_cards_only(
 
 def test_moska_replay_command(saved_game: Path, tmp_path: Path) -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "moska_p2p.cli", "replay", str(saved_game), "--open", "--seat", "2"],
+        [sys.executable, "-m", "moska_p2p", "replay", str(saved_game), "--open", "--seat", "2"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -152,7 +153,7 @@ def test_moska_replay_command(saved_game: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     run = subprocess.run(
-        [sys.executable, "-m", "moska_p2p.cli", "replay", str(bad)],
+        [sys.executable, "-m", "moska_p2p", "replay", str(bad)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,9 +1,8 @@
-"""The network commands of ``moska``: ``host`` opens a table, ``join`` sits down at one,
-``tables`` lists the open tables on the LAN (:mod:`moska_p2p.net.discovery`).
+"""The network commands: ``host`` opens a table, ``join`` sits down at one, ``tables`` lists
+the open tables on the LAN (:mod:`moska_p2p.net.discovery`).
 
-Kept apart from :mod:`moska_p2p.cli` (like :mod:`moska_p2p.cli_p2p`) so that the main command
-line never imports trio unless a network command runs; :func:`register` adds the commands to a
-typer app. ``python -m moska_p2p.net`` runs them on their own.
+trio, the crypto, the network layer and the terminal UI are imported when a command runs, so
+that ``moska --help`` (and every other command) never imports them.
 """
 
 from __future__ import annotations
@@ -17,46 +16,26 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .bots.api import Bot
-from .crypto.identity import (
-    Identity,
-    IdentityError,
-    fingerprint_of,
-    load_or_create,
-    parse_fingerprint,
-)
-from .engine import PRESETS
+from ..engine import PRESETS
+from .common import fail, parse_options_strict_or_exit
 
 if TYPE_CHECKING:
-    from .net.discovery import Found, FoundTable, Settings
-    from .net.node import Node, NodeOptions, Outcome
-    from .net.persist import SavedGame
-    from .ui.terminal import TerminalPlayer
+    from ..bots.api import Bot
+    from ..crypto.identity import Identity
+    from ..net.discovery import Found, FoundTable, Settings
+    from ..net.node import Node, NodeOptions, Outcome
+    from ..net.persist import SavedGame
+    from ..ui.terminal import TerminalPlayer
 
 BOT_TIMEOUT, PERSON_TIMEOUT = 30.0, 300.0
 """The table's default timeout (seconds a peer may take to answer): bots, or a person."""
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code)
-
-
-def _parse_options(pairs: list[str]) -> dict[str, str]:
-    options: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise _fail(f'"{pair}" is not NAME=VALUE (e.g. deck_kill=on)')
-        options[name.strip()] = value.strip()
-    return options
 
 
 def _parse_address(text: str) -> tuple[str, int]:
     host, sep, port = text.strip().rpartition(":")
     host = host.strip("[]")  # [::1]:7000
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise _fail(f'"{text}" is not HOST:PORT (e.g. 192.168.1.20:7000)')
+        raise fail(f'"{text}" is not HOST:PORT (e.g. 192.168.1.20:7000)')
     return host, int(port)
 
 
@@ -72,7 +51,7 @@ def _user_name() -> str:
 
 def _person(auto_pass: float) -> TerminalPlayer:
     """The person at the terminal, for a network seat (the node tells it the names)."""
-    from .ui.terminal import TerminalPlayer
+    from ..ui.terminal import TerminalPlayer
 
     return TerminalPlayer([], auto_pass=auto_pass, pace=0.0)
 
@@ -90,35 +69,36 @@ def _prepare(
         format="%(levelname)s: %(message)s",
         stream=sys.stderr,
     )
-    from .bots.loader import BotLoadError, load_bot
+    from ..bots.loader import BotLoadError, load_bot
+    from ..crypto.identity import IdentityError, load_or_create
 
     try:
         ident = load_or_create(identity)
     except (IdentityError, OSError) as error:
-        raise _fail(f"identity: {error}") from None
+        raise fail(f"identity: {error}") from None
     if bot is None:
         return ident, _person(auto_pass)
     try:
         made = load_bot(bot, seed=seed)
     except (BotLoadError, ValueError) as error:
-        raise _fail(str(error)) from None
+        raise fail(str(error)) from None
     return ident, made
 
 
 def _saved_game(transcript: Path | None, ident: Identity, resume: bool) -> SavedGame | None:
     """The saved game a re-run of the command should resume, if any (see net/persist.py)."""
-    from .net.persist import SaveError, find_saved, load_saved
+    from ..net.persist import SaveError, find_saved, load_saved
 
     path = find_saved(transcript, ident.public_bytes)
     if path is None:
         if resume:
-            raise _fail("there is no saved game to resume")
+            raise fail("there is no saved game to resume")
         return None
     try:
         saved = load_saved(path)
     except SaveError as error:
         if resume:
-            raise _fail(f"cannot resume: {error}") from None
+            raise fail(f"cannot resume: {error}") from None
         typer.echo(f"ignoring an unreadable saved game: {error}")
         return None
     if resume or saved.fresh():
@@ -140,7 +120,7 @@ def _seat_files(
 ) -> tuple[Path, str]:
     """The transcript path and the player's name (a bot's kind, or the person's login
     name): a resumed game keeps its own."""
-    from .net.persist import default_transcript
+    from ..net.persist import default_transcript
 
     if saved is not None:
         return saved.transcript, saved.name
@@ -167,56 +147,56 @@ def _node_options(
     **specific: Any,
 ) -> NodeOptions:
     """The node settings ``host`` and ``join`` share, plus the ones given by keyword."""
-    from .net.known import default_known_peers_path
-    from .net.node import NodeOptions
+    from ..net.known import default_known_peers_path
+    from ..net.node import NodeOptions, Player
+    from ..table.networked import BotAtTable, PersonAtTable
+    from ..ui.terminal import TerminalPlayer
 
-    path, player = _seat_files(transcript, name, bot, ident, saved)
-    person = _person_of(made)
+    path, seat_name = _seat_files(transcript, name, bot, ident, saved)
+    player: Player
+    if isinstance(made, TerminalPlayer):
+        player = PersonAtTable(made)  # the table on the screen shows the moves
+    else:
+        player = BotAtTable(made, pace=pace, echo=None if quiet else echo_line)
     return NodeOptions(
         identity=ident,
-        bot=made,
+        player=player,
         transcript=path,
-        name=player,
+        name=seat_name,
         bind=bind,
         lobby_wait=wait,
-        quiet=quiet or person is not None,  # the table shows the moves
-        pace=pace,
         handle_signals=True,
         stats=stats,
-        person=person,
         known_peers=default_known_peers_path(),
         **specific,
     )
 
 
-def _person_of(made: Bot) -> TerminalPlayer | None:
-    from .ui.terminal import TerminalPlayer
-
-    return made if isinstance(made, TerminalPlayer) else None
+def echo_line(text: str) -> None:
+    """One line of the game's log, as soon as it happens."""
+    print(text, flush=True)
 
 
 def _discovery_settings() -> Settings:
-    from .net.discovery import DiscoveryError, Settings
+    from ..net.discovery import DiscoveryError, Settings
 
     try:
         return Settings.from_env()
     except DiscoveryError as error:
-        raise _fail(str(error)) from None
+        raise fail(str(error)) from None
 
 
 def _look(wait: float) -> Found:
     """Listen for table announcements for ``wait`` seconds (exit 1 if this machine cannot)."""
     import trio
 
-    from .net.discovery import DiscoveryError, find_tables
+    from ..net.discovery import DiscoveryError, find_tables
 
     settings = _discovery_settings()
     try:
         return trio.run(find_tables, wait, settings)
     except DiscoveryError as error:
-        raise _fail(
-            f"{error}; a table can always be joined with: moska join HOST:PORT", 1
-        ) from None
+        raise fail(f"{error}; a table can always be joined with: moska join HOST:PORT", 1) from None
     except KeyboardInterrupt:
         typer.echo("interrupted")
         raise typer.Exit(130) from None
@@ -229,6 +209,8 @@ def _list_tables(found: list[FoundTable]) -> None:
 
 def _parse_expect(text: str | None) -> bytes | str | None:
     """``--expect``: a full public key (64 hex digits) or a full fingerprint (16)."""
+    from ..crypto.identity import parse_fingerprint
+
     if text is None:
         return None
     digits = text.strip().replace(" ", "").replace(":", "").replace("-", "")
@@ -240,10 +222,12 @@ def _parse_expect(text: str | None) -> bytes | str | None:
     try:
         return parse_fingerprint(text)
     except ValueError as error:
-        raise _fail(f"--expect: {error}") from None
+        raise fail(f"--expect: {error}") from None
 
 
 def _matches(key: bytes, expect: bytes | str | None) -> bool:
+    from ..crypto.identity import fingerprint_of
+
     if expect is None:
         return True
     return key == expect if isinstance(expect, bytes) else fingerprint_of(key) == expect
@@ -253,7 +237,7 @@ def _choose_table(wait: float, expect: bytes | str | None = None) -> FoundTable:
     """The table ``moska join`` with no address sits down at: the only one found, or the one
     the player picks from a numbered list; exit 2 when there is none. With ``expect`` only
     the tables of that host key are considered."""
-    from .net.discovery import pick_table
+    from ..net.discovery import pick_table
 
     typer.echo(f"looking for tables on the LAN for {wait:g} s...")
     everything = _look(wait).tables
@@ -266,7 +250,7 @@ def _choose_table(wait: float, expect: bytes | str | None = None) -> FoundTable:
             typer.echo(f"skipping {len(others)} table(s) of another host than --expect says")
         found = [t for t in found if _matches(t.key, expect)]
     if not found:
-        raise _fail(
+        raise fail(
             f"no open table found on the LAN in {wait:g} s; pass the table's HOST:PORT"
             " (its host prints it), e.g. moska join 192.168.1.20:7777"
         )
@@ -277,7 +261,7 @@ def _choose_table(wait: float, expect: bytes | str | None = None) -> FoundTable:
     _list_tables(found)
     chosen = pick_table(found, input)
     if chosen is None:
-        raise _fail("no table chosen; pass its HOST:PORT to join it directly")
+        raise fail("no table chosen; pass its HOST:PORT to join it directly")
     return chosen
 
 
@@ -296,7 +280,7 @@ def _run(
     """Run one peer to its end; the exit code (a Ctrl-C before the game: 130)."""
     import trio
 
-    from .net.node import EXIT_INTERRUPTED
+    from ..net.node import EXIT_INTERRUPTED
 
     async def main() -> Outcome:
         if saved is not None:
@@ -359,7 +343,7 @@ def host(
 ) -> None:
     """Open a table for a game on the network, announce it on the LAN and print how the others
     join it."""
-    from .protocol.config import ConfigError, TableConfig
+    from ..protocol.config import ConfigError, TableConfig
 
     if announce:
         _discovery_settings()  # a bad MOSKA_DISCOVERY is an error before anything starts
@@ -368,11 +352,11 @@ def host(
         timeout = BOT_TIMEOUT if bot is not None else PERSON_TIMEOUT
     try:
         config = TableConfig(
-            preset, players, secrets.token_bytes(32), _parse_options(option), timeout
+            preset, players, secrets.token_bytes(32), parse_options_strict_or_exit(option), timeout
         )
     except ConfigError as error:
-        raise _fail(str(error)) from None
-    from .net.node import Node
+        raise fail(str(error)) from None
+    from ..net.node import Node
 
     saved = _saved_game(transcript, ident, resume)
     options = _node_options(
@@ -446,7 +430,7 @@ def join(
     target = _parse_address(address) if address is not None else None
     expected = _parse_expect(expect)
     ident, made = _prepare(bot, identity, seed, verbose, auto_pass)
-    from .net.node import Node
+    from ..net.node import Node
 
     saved = _saved_game(transcript, ident, resume)
     if target is None and saved is None:  # a saved game knows its host's address
@@ -497,10 +481,3 @@ def tables(
     typer.echo(f"{count} open table{'s' if count > 1 else ''} on the LAN:")
     _list_tables(found.tables)
     typer.echo("join one with: moska join ADDRESS:PORT (or moska join to choose)")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``host``, ``join`` and ``tables`` to the ``moska`` command line."""
-    app.command("host")(host)
-    app.command("join")(join)
-    app.command("tables")(tables)

@@ -1,7 +1,7 @@
-"""The peer-to-peer commands of ``moska``: keygen, simulate, verify.
+"""The peer-to-peer commands without a network: ``keygen``, ``simulate`` (a whole game
+between in-process peers) and ``verify`` (transcripts).
 
-Kept apart from :mod:`moska_p2p.cli` so each command module stays short; :func:`register`
-adds them to the main typer app.
+The crypto and the protocol are imported when a command runs, not for ``moska --help``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,8 @@ from pathlib import Path
 
 import typer
 
-from .bots.loader import BotLoadError, load_bot
-from .crypto.identity import Identity, IdentityError, default_identity_path, load_or_create
-from .engine import PRESETS
-from .protocol.config import ConfigError, TableConfig
-from .protocol.simulate import Network, make_peers, run_game, save_transcripts
-from .protocol.transcript import verify_transcript
+from ..engine import PRESETS
+from .common import fail, parse_options_lenient
 
 
 def keygen(
@@ -27,6 +23,8 @@ def keygen(
     force: bool = typer.Option(False, "--force", help="Replace an existing key."),
 ) -> None:
     """Create your identity key (Ed25519), or show the one you have."""
+    from ..crypto.identity import Identity, IdentityError, default_identity_path, load_or_create
+
     path = identity or default_identity_path()
     try:
         if force or not path.exists():
@@ -37,8 +35,7 @@ def keygen(
             key = load_or_create(path)
             typer.echo(f"you already have a key at {path} (--force replaces it)")
     except (IdentityError, OSError) as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(2) from None
+        raise fail(str(error)) from None
     typer.echo(f"fingerprint: {key.fingerprint}  (read it aloud so others can recognise you)")
 
 
@@ -57,18 +54,22 @@ def simulate(
     ),
 ) -> None:
     """Play a whole game between in-process peers through the full protocol (no sockets)."""
-    from .cli import _parse_options
+    from ..bots.loader import BotLoadError, load_bot
+    from ..crypto.identity import Identity
+    from ..protocol.config import ConfigError, TableConfig
+    from ..protocol.simulate import Network, make_peers, save_transcripts
+    from ..table.simulate import run_game
 
     specs = [b.strip() for b in bots.split(",") if b.strip()] or ["random"] * players
     if len(specs) != players:
-        typer.echo(f"error: {players} players need {players} bots, not {len(specs)}", err=True)
-        raise typer.Exit(2)
+        raise fail(f"{players} players need {players} bots, not {len(specs)}")
     try:
-        config = TableConfig(preset, players, secrets.token_bytes(32), dict(_parse_options(option)))
+        config = TableConfig(
+            preset, players, secrets.token_bytes(32), dict(parse_options_lenient(option))
+        )
         made = [load_bot(spec, seed=(seed or 0) * 10 + i) for i, spec in enumerate(specs)]
     except (ConfigError, BotLoadError, ValueError) as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(2) from None
+        raise fail(str(error)) from None
     identities = [Identity.generate() for _ in range(players)]
     names = [f"{spec.split(':')[0]}-{i}" for i, spec in enumerate(specs)]
     net = Network(make_peers(config, identities, seed=seed, names=names))
@@ -96,7 +97,7 @@ def simulate(
 
 
 def _fp(key: bytes) -> str:
-    from .crypto.identity import fingerprint_of
+    from ..crypto.identity import fingerprint_of
 
     return fingerprint_of(key)
 
@@ -106,11 +107,12 @@ def verify(
     as_json: bool = typer.Option(False, "--json", help="Print each result as a JSON line."),
 ) -> None:
     """Check transcripts: every signature, every shuffle proof, every key, every move."""
+    from ..protocol.transcript import verify_transcript
+
     invalid = False
     for file in files:
         if not file.is_file():
-            typer.echo(f"error: no file {file}", err=True)
-            raise typer.Exit(2)
+            raise fail(f"no file {file}")
         report = verify_transcript(file)
         invalid |= not report.valid
         if as_json:
@@ -133,9 +135,3 @@ def verify(
             typer.echo(f"INVALID: {file.name}: {report.fault}", err=True)
     if invalid:
         raise typer.Exit(1)
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(keygen)
-    app.command()(simulate)
-    app.command()(verify)

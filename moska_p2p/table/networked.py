@@ -1,0 +1,225 @@
+"""This peer's seat at a network table: a bot or a person plays through the node's port.
+
+The node (:mod:`moska_p2p.net.node`) only moves bytes and keeps the session; it hands a
+:class:`~moska_p2p.net.node.GamePort` to a *player* from here and tells it the seats, every
+move and the end. Both players ask their seat through the :class:`~.seat.Referee`, so a bot
+that raises, answers an illegal move or runs past its budget forfeits with the same reason as
+in the arena, and here that reason is the signed ``leave`` the other peers' verdicts quote.
+
+* :class:`BotAtTable` — a bot: a built-in one thinks inline; any other in a worker thread,
+  within its budget (at most the table's timeout); with ``echo``, one line per move.
+* :class:`PersonAtTable` — a person at the terminal: the prompt runs in a worker thread
+  within the table's timeout; the table is redrawn by one task between prompts (a lock keeps
+  the prompt, the redraws and the "leave the game?" question apart); Ctrl-C asks before
+  leaving; a game that ends meanwhile closes the prompt.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import trio
+
+from ..bots.api import Event, GameResult
+from ..engine import IllegalMove, Move, View
+from ..engine.moves import parse_move
+from ..protocol import verdict as v
+from ..protocol.session import LocalError
+from .seat import Forfeit, LeaveTable, Referee
+
+if TYPE_CHECKING:
+    from ..net.node import GamePort
+
+
+class BotAtTable:
+    """A bot plays this peer's seat (see the module docstring). ``budget``: seconds a bot that
+    is not built in may think (None: the table's timeout, less a margin for the network)."""
+
+    def __init__(
+        self,
+        bot: Any,
+        *,
+        budget: float | None = None,
+        pace: float = 0.0,
+        echo: Callable[[str], None] | None = None,
+    ) -> None:
+        self.bot = bot
+        self.budget = budget
+        self.pace = pace
+        self.echo = echo
+        self.names: list[str] = []
+        self.done = trio.Event()
+
+    async def play(self, port: GamePort) -> None:
+        budget = self.budget if self.budget is not None else max(0.1, port.timeout * 0.8)
+        referee = Referee([self.bot], budget)  # the caller owns the bot and closes it
+        while await port.turn():
+            if self.pace:
+                await trio.sleep(self.pace)
+                if not port.my_turn:
+                    continue
+            state = port.state()
+            try:
+                move = await referee.ask_async(0, port.view(), port.legal_moves())
+            except Forfeit as failure:
+                port.leave(failure.leave_reason)
+                return
+            try:
+                port.play(move, state)
+            except (IllegalMove, LocalError):
+                port.leave(referee.illegal(0, move).leave_reason)
+                return
+            await trio.sleep(0)
+
+    def seated(self, names: Sequence[str], seat: int) -> None:
+        self.names = list(names)
+
+    def moved(self, seat: int, move: str) -> None:
+        if self.echo is not None:
+            name = self.names[seat] if seat < len(self.names) else "?"
+            self.echo(f"seat {seat} ({name}): {move}")
+
+    def ended(self, end: v.Finished | v.Stopped, moves: int) -> None:
+        self.done.set()
+
+    def interrupt(self) -> bool:
+        return True  # a bot's seat leaves at once on Ctrl-C
+
+    async def closed(self) -> None:
+        return None
+
+
+class Screen(Protocol):
+    """What :class:`PersonAtTable` needs of the terminal (``ui.terminal.TerminalPlayer``)."""
+
+    names: list[str]
+    seat: int
+    view_source: Callable[[], View] | None
+
+    def choose(self, view: View, legal_moves: Sequence[Move]) -> Move: ...
+    def observe(self, event: Event) -> None: ...
+    def end_game(self, result: GameResult) -> None: ...
+    def confirm_leave(self) -> bool: ...
+    def abort(self) -> None: ...
+    def interrupt(self) -> None: ...
+
+
+class PersonAtTable:
+    """A person plays this peer's seat at the terminal (see the module docstring)."""
+
+    def __init__(self, person: Screen) -> None:
+        self.person = person
+        self._shown_send, self._shown = trio.open_memory_channel[Event | GameResult](math.inf)
+        self._screen = trio.Lock()
+        self._screen_done = trio.Event()
+        self._screen_closed = False
+        self._asking: trio.CancelScope | None = None
+        self._choosing = False  # the person's choose() runs (it asks itself on Ctrl-C)
+        self._port: GamePort | None = None
+        self._nursery: trio.Nursery | None = None
+
+    async def play(self, port: GamePort) -> None:
+        self._port = port
+        self.person.view_source = port.view
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            nursery.start_soon(self._show)
+            while await port.turn():
+                state = port.state()
+                move = await self._ask(port, port.view(), port.legal_moves())
+                if move is None:
+                    break
+                try:
+                    port.play(move, state)
+                except (IllegalMove, LocalError) as error:  # the prompt offers legal moves only
+                    port.leave(f"an illegal move from the terminal: {error}")
+                    break
+                await trio.sleep(0)
+            await self._screen_done.wait()
+
+    async def _ask(self, port: GamePort, view: View, legal: Sequence[Move]) -> Move | None:
+        """The person's move, typed within the table's timeout (None: no move; the person
+        left or the game ended). The prompt has the screen while it runs."""
+        async with self._screen:
+            if port.over:
+                return None
+            self._choosing = True
+            try:
+                with trio.fail_after(port.timeout):
+                    move: Move = await trio.to_thread.run_sync(
+                        self.person.choose, view, legal, abandon_on_cancel=True
+                    )
+                    return move
+            except LeaveTable as left:
+                if str(left) != "closed":  # closed: the game ended meanwhile
+                    why = "Ctrl-C" if str(left) == "interrupted" else str(left)
+                    port.leave(f"interrupted ({why})", interrupted=True)
+            except trio.TooSlowError:
+                self.person.abort()
+                port.leave(f"no move within the table's timeout ({port.timeout:g} s)")
+            finally:
+                self._choosing = False
+        return None
+
+    async def _show(self) -> None:
+        """Show the game as it goes: the table after each move (between prompts, never over
+        the prompt or a question), then the end."""
+        async with self._shown:
+            async for item in self._shown:
+                async with self._screen:
+                    if isinstance(item, Event):
+                        self.person.observe(item)
+                    else:
+                        self.person.end_game(item)
+        self._screen_done.set()
+
+    async def _ask_leave(self, scope: trio.CancelScope) -> None:
+        """Ctrl-C between prompts: ask "leave the game?"; only a yes leaves."""
+        yes = False
+        with scope:
+            try:
+                async with self._screen:
+                    if self._port is None or self._port.over:
+                        return
+                    yes = await trio.to_thread.run_sync(
+                        self.person.confirm_leave, abandon_on_cancel=True
+                    )
+            finally:
+                self._asking = None
+            if yes and self._port is not None:
+                self._port.leave("interrupted (Ctrl-C)", interrupted=True)
+
+    def seated(self, names: Sequence[str], seat: int) -> None:
+        self.person.names = list(names)  # the table shows every seat's name
+        self.person.seat = seat
+
+    def moved(self, seat: int, move: str) -> None:
+        if not self._screen_closed:
+            self._shown_send.send_nowait(Event(seat, parse_move(move), ""))
+
+    def ended(self, end: v.Finished | v.Stopped, moves: int) -> None:
+        """Close a prompt or question still open; show the end."""
+        if self._screen_closed:
+            return
+        self._screen_closed = True
+        self.person.abort()
+        if self._asking is not None:
+            self._asking.cancel()
+        if isinstance(end, v.Finished):
+            self._shown_send.send_nowait(GameResult(self.person.seat, end.losers, None, "", moves))
+        self._shown_send.close()
+
+    def interrupt(self) -> bool:
+        if self._choosing:
+            self.person.interrupt()  # its prompt asks
+            return False
+        if self._asking is None and self._nursery is not None:
+            self._asking = trio.CancelScope()
+            self._nursery.start_soon(self._ask_leave, self._asking)
+            return False
+        return True  # a second Ctrl-C while asking counts as yes
+
+    async def closed(self) -> None:
+        await self._screen_done.wait()
