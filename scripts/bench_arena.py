@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE))
 
 from bench_engine import play_games  # noqa: E402
 
+import moska_p2p.engine as moska_engine  # noqa: E402
 from moska_p2p.arena.arena import run_arena  # noqa: E402
 
 
@@ -59,7 +60,7 @@ def main() -> int:
     engine, arena1, arena2, cpu_ratio, move_ratio = [], [], [], [], []
     for run in range(args.runs):
         cpu = time.process_time()
-        seconds, engine_moves = play_games(preset, players, games, run * games)
+        seconds, engine_moves = play_games(moska_engine, preset, players, games, run * games)
         engine_cpu = time.process_time() - cpu
         engine.append(games / seconds)
         wall, arena_cpu, arena_moves = arena_seconds(preset, players, games, run, jobs=1)

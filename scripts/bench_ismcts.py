@@ -56,9 +56,12 @@ def default_baseline() -> str:
     try:
         _git("cat-file", "-e", f"HEAD:{OLD_PATH}")
         return f"HEAD:{OLD_PATH}"
-    except subprocess.CalledProcessError:
+    except (OSError, subprocess.CalledProcessError):
         pass
-    removed = _git("rev-list", "-1", "HEAD", "--", OLD_PATH).strip()
+    try:
+        removed = _git("rev-list", "-1", "HEAD", "--", OLD_PATH).strip()
+    except (OSError, subprocess.CalledProcessError):
+        removed = ""
     if not removed:
         raise SystemExit(f"no commit has {OLD_PATH}: give --baseline REV:PATH")
     return f"{removed}^:{OLD_PATH}"

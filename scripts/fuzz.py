@@ -77,7 +77,6 @@ from moska_p2p.protocol.frames import (
 )
 from moska_p2p.protocol.session import DONE, STAGES, STOPPED, WINDOW, PeerSession, drbg
 from moska_p2p.protocol.simulate import Network, make_peers
-from moska_p2p.table.simulate import run_game
 from moska_p2p.protocol.transcript import (
     Report,
     TranscriptError,
@@ -85,6 +84,7 @@ from moska_p2p.protocol.transcript import (
     verify_transcript,
     write_transcript,
 )
+from moska_p2p.table.simulate import run_game
 
 BATCH = 64  # consecutive inputs against one checkpoint (its session stays warm)
 SLOW_INPUT = 2.0  # seconds: an input slower than this is listed at the end
