@@ -293,12 +293,19 @@ def run_arena(
     if budget is not None and budget <= 0:
         raise ArenaError(f"--budget must be a positive number of seconds, not {budget}")
     chosen = validate(preset, bots, options)
+    if save_dir is not None and save_dir.exists() and not save_dir.is_dir():
+        raise ArenaError(
+            f"--save {save_dir}: that is a file; name a folder (it is made if missing)"
+        )
     # Only the options that differ from the preset's: with none, every game shares the
     # preset's own Rules instead of building a copy (a few percent of a random game).
     defaults = make_rules(preset).options()
     changed = {k: v for k, v in chosen.items() if v != defaults[k]}
     if save_dir is not None:
-        save_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            save_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ArenaError(f"--save {save_dir}: {error.strerror or error}") from None
     config = _Config(
         preset,
         tuple(bots),

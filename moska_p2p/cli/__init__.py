@@ -50,5 +50,22 @@ for _name, _command in COMMANDS:
 
 
 def main() -> None:
-    """The ``moska`` console script (and ``python -m moska_p2p``)."""
-    app()
+    """The ``moska`` console script (and ``python -m moska_p2p``).
+
+    No traceback reaches a user: an error no command foresaw is one ``error:`` line and exit
+    1; ``-v``/``--verbose`` (or ``MOSKA_DEBUG=1``) shows the traceback instead."""
+    import os
+    import sys
+
+    try:
+        app()
+    except Exception as error:  # SystemExit, KeyboardInterrupt: as they are
+        if os.environ.get("MOSKA_DEBUG") or {"-v", "--verbose"} & set(sys.argv[1:]):
+            raise
+        text = str(error).splitlines()[0] if str(error) else ""
+        print(
+            f"error: {type(error).__name__}{': ' + text if text else ''}"
+            " (run it again with -v, or MOSKA_DEBUG=1, for the details)",
+            file=sys.stderr,
+        )
+        raise SystemExit(1) from None

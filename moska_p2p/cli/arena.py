@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ..engine import PRESETS
-from .common import fail, parse_options_lenient, split_bots
+from .common import (
+    check_bots,
+    check_file,
+    check_folder,
+    fail,
+    file_kind,
+    parse_options_lenient,
+    split_bots,
+)
 
 if TYPE_CHECKING:
     from ..arena.arena import ArenaResult
@@ -56,6 +64,11 @@ def arena(
     except typer.BadParameter as error:
         raise fail(str(error)) from None
     bot_list = split_bots(bots)
+    check_bots(bot_list)
+    if save is not None:
+        check_folder(save, "--save")
+    if json_file is not None:
+        check_file(json_file, "--json")
     settings: dict[str, Any] = {
         "seed": seed,
         "jobs": jobs,
@@ -94,7 +107,10 @@ def arena(
     seconds = time.perf_counter() - started
     typer.echo(format_table(result, seconds))
     if json_file is not None:
-        json_file.write_text(json.dumps(result.to_json(), indent=2) + "\n")
+        try:
+            json_file.write_text(json.dumps(result.to_json(), indent=2) + "\n")
+        except OSError as error:
+            raise fail(f"--json {json_file}: {error.strerror or error}", 1) from None
 
 
 def format_table(result: ArenaResult, seconds: float | None = None) -> str:
@@ -142,11 +158,22 @@ def replay_check(
 
     if not path.exists():
         raise fail(f"{path} does not exist")
+    if not path.is_dir():
+        kind = file_kind(path)
+        if kind == "transcript":
+            raise fail(
+                f"{path} is a peer transcript, not a saved arena game: check it with"
+                f" moska verify {path}"
+            )
+        if kind != "json":
+            raise fail(f"{path} is not a saved arena game (JSON, from moska arena --save)")
     checked = failed = 0
     for file in replay_files(path):
         try:
             data = json.loads(file.read_text())
         except (OSError, ValueError) as error:
+            if not path.is_dir():
+                raise fail(f"{file}: not a saved arena game: {error}") from None
             problem: str | None = f"cannot read it: {error}"
         else:
             problem = check_replay(data) if isinstance(data, dict) else "not a saved game"

@@ -1,5 +1,10 @@
 """What several command modules share: reporting an error, the ``--option NAME=VALUE``
-preset options, the ``--bots`` list.
+preset options, the ``--bots`` list, and the checks made before any work starts (an
+``exec:`` bot's program, a file or folder to write).
+
+Exit codes: 2 for a mistake in what was typed (found before work starts), 1 for an attempt
+that failed (a port in use, a refused connection, a game stopped by a verdict), 130 for
+Ctrl-C.
 
 There are two option parsers because the commands have always differed in how they treat a
 malformed ``--option``; they are kept apart, each named for what it does.
@@ -7,6 +12,11 @@ malformed ``--option``; they are kept apart, each named for what it does.
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -60,3 +70,81 @@ def split_bots(text: str) -> list[str]:
         elif item:
             bots.append(item)
     return bots
+
+
+def check_bots(specs: Iterable[str]) -> None:
+    """Refuse (exit 2) an ``exec:COMMAND`` bot whose program cannot be run, before any game
+    starts: a missing file, one that is not executable, a name not on the PATH."""
+    for spec in specs:
+        spec = spec.strip()
+        if not spec.startswith("exec:"):
+            continue
+        try:
+            argv = shlex.split(spec[len("exec:") :])
+        except ValueError as error:
+            raise fail(f"bot {spec!r}: {error}") from None
+        if not argv:
+            raise fail("exec: needs a command, e.g. exec:python3 my_bot.py")
+        program = argv[0]
+        if os.sep in program or (os.altsep and os.altsep in program):
+            path = Path(program)
+            if not path.exists():
+                raise fail(f"bot {spec!r}: no program {program}")
+            if path.is_dir() or not os.access(path, os.X_OK):
+                raise fail(f"bot {spec!r}: {program} is not an executable file")
+        elif shutil.which(program) is None:
+            raise fail(f"bot {spec!r}: no program {program!r} on the PATH")
+
+
+def _nearest_existing(path: Path) -> Path:
+    for parent in (path, *path.parents):
+        if parent.exists():
+            return parent
+    return Path(".")
+
+
+def _check_writable_base(path: Path, option: str, start: Path) -> None:
+    """Refuse ``path`` unless the nearest existing folder at or above ``start`` is a folder
+    this user may write in (the command makes what is missing below it)."""
+    base = _nearest_existing(start)
+    if not base.is_dir():
+        raise fail(f"{option} {path}: {base} is a file, not a folder")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise fail(f"{option} {path}: cannot write in {base} (permission denied)")
+
+
+def check_folder(path: Path, option: str) -> None:
+    """Refuse (exit 2) a folder to write into that is a file, or that cannot be made or
+    written, before any work starts (nothing is created here)."""
+    if path.exists() and not path.is_dir():
+        raise fail(f"{option} {path}: that is a file; name a folder (it is made if missing)")
+    _check_writable_base(path, option, path)
+
+
+def check_file(path: Path, option: str, *, make_parents: bool = False) -> None:
+    """Refuse (exit 2) a file to write that is a folder, or whose folder is missing (unless
+    ``make_parents``: the command makes it) or cannot be written, before any work starts."""
+    if path.is_dir():
+        raise fail(f"{option} {path}: that is a folder; name a file")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise fail(f"{option} {path}: cannot write it (permission denied)")
+    parent = path.parent
+    if not make_parents and not parent.is_dir():
+        what = "is a file" if parent.exists() else "does not exist"
+        raise fail(f"{option} {path}: the folder {parent} {what}")
+    _check_writable_base(path, option, parent)
+
+
+def file_kind(path: Path) -> str:
+    """What a file looks like from its first bytes: ``"transcript"`` (a peer's ``.moska``),
+    ``"json"`` (an arena record, ``moska arena --save``) or ``""`` (neither, or unreadable)."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(512)
+    except OSError:
+        return ""
+    if b"moska-transcript" in head[:128]:
+        return "transcript"
+    if head.lstrip()[:1] in (b"{", b"["):
+        return "json"
+    return ""

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from ..engine import PRESETS, IllegalMove, OptionError, new_game
-from .common import fail, parse_options_lenient, split_bots
+from .common import check_bots, fail, parse_options_lenient, split_bots
 
 
 def play(
@@ -50,6 +50,7 @@ def play(
     from ..ui.local import LocalTable, bot_specs, play_session, seat_names
     from ..ui.terminal import TerminalPlayer
 
+    check_bots(split_bots(bots))
     try:
         specs = bot_specs(split_bots(bots), players - 1)
         table = LocalTable(

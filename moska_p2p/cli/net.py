@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ..engine import PRESETS
-from .common import fail, parse_options_strict_or_exit
+from .common import check_bots, check_file, fail, parse_options_strict_or_exit
 
 if TYPE_CHECKING:
     from ..bots.api import Bot
@@ -62,18 +62,31 @@ def _prepare(
     seed: int | None,
     verbose: bool,
     auto_pass: float = 0.8,
+    transcript: Path | None = None,
 ) -> tuple[Identity, Bot]:
-    """The identity and the seat's player: the bot named, or the person at the terminal."""
+    """The identity and the seat's player: the bot named, or the person at the terminal.
+
+    A person plays with the account's key (or ``--identity``); a bot seat with no
+    ``--identity`` gets a fresh key of its own, so several seats of one account can sit at
+    one table (a bot that should resume a game after a crash needs ``--identity``).
+    Everything that can be refused is refused here, before any socket is opened."""
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s: %(message)s",
         stream=sys.stderr,
     )
     from ..bots.loader import BotLoadError, load_bot
-    from ..crypto.identity import IdentityError, load_or_create
+    from ..crypto.identity import Identity, IdentityError, load_or_create
 
+    if bot is not None:
+        check_bots([bot])
+    if transcript is not None:
+        check_file(transcript, "--transcript", make_parents=True)
     try:
-        ident = load_or_create(identity)
+        if bot is not None and identity is None:
+            ident = Identity.generate()  # in memory only: this seat's own key
+        else:
+            ident = load_or_create(identity)
     except (IdentityError, OSError) as error:
         raise fail(f"identity: {error}") from None
     if bot is None:
@@ -101,6 +114,11 @@ def _saved_game(transcript: Path | None, ident: Identity, resume: bool) -> Saved
             raise fail(f"cannot resume: {error}") from None
         typer.echo(f"ignoring an unreadable saved game: {error}")
         return None
+    if saved.roster[saved.me].key != ident.public_bytes:
+        raise fail(
+            f"the saved game {path} was played with another key: resume it with that key"
+            " (--identity FILE), or name another --transcript"
+        )
     if resume or saved.fresh():
         return saved
     aside = saved.set_aside()
@@ -162,6 +180,7 @@ def _node_options(
         identity=ident,
         player=player,
         transcript=path,
+        error=_error_line,
         name=seat_name,
         bind=bind,
         lobby_wait=wait,
@@ -170,6 +189,11 @@ def _node_options(
         known_peers=default_known_peers_path(),
         **specific,
     )
+
+
+def _error_line(text: str) -> None:
+    """A failure before the game (could not listen, could not join): ``error: ...``."""
+    typer.echo(f"error: {text}", err=True)
 
 
 def echo_line(text: str) -> None:
@@ -308,7 +332,9 @@ def host(
         None, help="Your name at the table (default: your login name, or the bot's)."
     ),
     identity: Path | None = typer.Option(
-        None, help="Your key file (default: the one in your config directory)."
+        None,
+        help="Your key file (default: the one in your config directory; a --bot seat gets a"
+        " fresh key of its own, so one account can fill several seats).",
     ),
     bot: str | None = typer.Option(
         None,
@@ -347,7 +373,7 @@ def host(
 
     if announce:
         _discovery_settings()  # a bad MOSKA_DISCOVERY is an error before anything starts
-    ident, made = _prepare(bot, identity, seed, verbose, auto_pass)
+    ident, made = _prepare(bot, identity, seed, verbose, auto_pass, transcript)
     if timeout is None:
         timeout = BOT_TIMEOUT if bot is not None else PERSON_TIMEOUT
     try:
@@ -386,7 +412,9 @@ def join(
         None, help="Your name at the table (default: your login name, or the bot's)."
     ),
     identity: Path | None = typer.Option(
-        None, help="Your key file (default: the one in your config directory)."
+        None,
+        help="Your key file (default: the one in your config directory; a --bot seat gets a"
+        " fresh key of its own, so one account can fill several seats).",
     ),
     bot: str | None = typer.Option(
         None,
@@ -429,7 +457,7 @@ def join(
     tables on the LAN."""
     target = _parse_address(address) if address is not None else None
     expected = _parse_expect(expect)
-    ident, made = _prepare(bot, identity, seed, verbose, auto_pass)
+    ident, made = _prepare(bot, identity, seed, verbose, auto_pass, transcript)
     from ..net.node import Node
 
     saved = _saved_game(transcript, ident, resume)

@@ -6,14 +6,17 @@ The crypto and the protocol are imported when a command runs, not for ``moska --
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from ..engine import PRESETS
-from .common import fail, parse_options_lenient
+from ..engine import PRESETS, Move, View
+from .common import check_bots, check_folder, fail, file_kind, parse_options_lenient, split_bots
 
 
 def keygen(
@@ -43,12 +46,18 @@ def simulate(
     preset: str = typer.Option("moska", help=f"One of: {', '.join(PRESETS)}."),
     players: int = typer.Option(4, min=2, max=6),
     bots: str = typer.Option(
-        "", help="Comma-separated bots, one per seat (default: random for every seat)."
+        "",
+        help="Comma-separated bots, one per seat in seat order, or one for every seat"
+        " (default: random for every seat).",
     ),
     transcripts: Path | None = typer.Option(
         None, help="Write every peer's transcript into this directory."
     ),
-    seed: int | None = typer.Option(None, help="Seed for the peers' randomness (repeatable)."),
+    seed: int | None = typer.Option(
+        None,
+        help="Seed of everything random (keys, table, shuffles, bots): the same seed repeats"
+        " the same game exactly. For tests and examples only, never for a real game.",
+    ),
     option: list[str] = typer.Option(
         [], "--option", "-o", help="Change a preset option, NAME=VALUE (repeatable)."
     ),
@@ -60,20 +69,28 @@ def simulate(
     from ..protocol.simulate import Network, make_peers, save_transcripts
     from ..table.simulate import run_game
 
-    specs = [b.strip() for b in bots.split(",") if b.strip()] or ["random"] * players
+    specs = split_bots(bots) or ["random"]
+    if len(specs) == 1:
+        specs = specs * players  # one bot for every seat, as in play
     if len(specs) != players:
-        raise fail(f"{players} players need {players} bots, not {len(specs)}")
+        raise fail(f"{players} players need {players} bots (or one for all), not {len(specs)}")
+    check_bots(specs)
+    if transcripts is not None:
+        check_folder(transcripts, "--transcripts")
+    nonce = secrets.token_bytes(32) if seed is None else _seeded(seed, "table")
     try:
-        config = TableConfig(
-            preset, players, secrets.token_bytes(32), dict(parse_options_lenient(option))
-        )
+        config = TableConfig(preset, players, nonce, dict(parse_options_lenient(option)))
         made = [load_bot(spec, seed=(seed or 0) * 10 + i) for i, spec in enumerate(specs)]
     except (ConfigError, BotLoadError, ValueError) as error:
         raise fail(str(error)) from None
-    identities = [Identity.generate() for _ in range(players)]
-    names = [f"{spec.split(':')[0]}-{i}" for i, spec in enumerate(specs)]
+    if seed is None:
+        identities = [Identity.generate() for _ in range(players)]
+    else:  # not for real games: keys anyone can derive from the seed
+        identities = [Identity.from_seed(_seeded(seed, f"key {i}")) for i in range(players)]
+    names = [f"peer{i}" for i in range(players)]  # the seats are drawn after the names
     net = Network(make_peers(config, identities, seed=seed, names=names))
-    result = run_game(net, made)
+    # The seat draw permutes the peers: every peer asks the bot named for the seat it drew.
+    result = run_game(net, [_BySeat(made) for _ in range(players)])
     for bot in made:
         close = getattr(bot, "close", None)
         if callable(close):
@@ -83,17 +100,40 @@ def simulate(
     typer.echo(f"game {game}: {preset}, {players} peers")
     for seat, key in enumerate(first.seats):
         peer = first.peers[key]
-        typer.echo(f"  seat {seat}: {peer.name} ({_fp(key)})")
+        typer.echo(f"  seat {seat}: {specs[seat]} ({peer.name}, {_fp(key)})")
     typer.echo(f"  {len(first.moves)} moves, {result.frames} frames, {result.bytes} bytes")
     verdicts = [v for v in result.verdicts if v is not None]
     if transcripts is not None:
-        for path in save_transcripts(result, transcripts):
+        try:
+            saved = save_transcripts(result, transcripts)
+        except OSError as error:
+            raise fail(f"--transcripts {transcripts}: {error.strerror or error}", 1) from None
+        for path in saved:
             typer.echo(f"  transcript: {path}")
     if verdicts:
         typer.echo(f"stopped: {verdicts[0].describe()}", err=True)
         raise typer.Exit(1)
-    losers = ", ".join(f"seat {s} ({first.peers[first.seats[s]].name})" for s in first.losers)
+    losers = ", ".join(f"seat {s} ({specs[s]})" for s in first.losers)
     typer.echo(f"result: {losers or 'a draw'} lost; final state {first.final_hash[:16]}")
+
+
+def _seeded(seed: int, what: str) -> bytes:
+    """32 bytes derived from ``--seed`` (``simulate`` only: never for a real game)."""
+    return hashlib.sha256(f"moska simulate --seed {seed}: {what}".encode()).digest()
+
+
+class _BySeat:
+    """A peer's seat in ``simulate``: it asks the bot named for the seat the peer drew, so
+    the i-th bot of ``--bots`` plays seat i whatever the draw."""
+
+    def __init__(self, bots: Sequence[Any]) -> None:
+        from ..table.seat import is_trusted
+
+        self.bots = bots
+        self.trusted_fast = all(is_trusted(b) for b in bots)
+
+    def choose(self, view: View, legal_moves: Sequence[Move]) -> Move:
+        return self.bots[view.seat].choose(view, legal_moves)  # type: ignore[no-any-return]
 
 
 def _fp(key: bytes) -> str:
@@ -103,16 +143,16 @@ def _fp(key: bytes) -> str:
 
 
 def verify(
-    files: list[Path] = typer.Argument(..., help="Transcripts written by peers."),
+    files: list[Path] = typer.Argument(
+        ..., help="Transcripts written by peers, or folders of them (every *.moska in each)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print each result as a JSON line."),
 ) -> None:
     """Check transcripts: every signature, every shuffle proof, every key, every move."""
     from ..protocol.transcript import verify_transcript
 
     invalid = False
-    for file in files:
-        if not file.is_file():
-            raise fail(f"no file {file}")
+    for file in _transcripts(files):
         report = verify_transcript(file)
         invalid |= not report.valid
         if as_json:
@@ -135,3 +175,25 @@ def verify(
             typer.echo(f"INVALID: {file.name}: {report.fault}", err=True)
     if invalid:
         raise typer.Exit(1)
+
+
+def _transcripts(paths: list[Path]) -> list[Path]:
+    """The files ``verify`` checks: each file named, and every ``*.moska`` of each folder;
+    refused at once (before any is checked) when one is missing or is an arena record."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(p for p in path.glob("*.moska") if p.is_file())
+            if not inside:
+                raise fail(f"no transcripts (*.moska) in the folder {path}")
+            found += inside
+        elif not path.exists():
+            raise fail(f"no file {path}")
+        elif file_kind(path) == "json":
+            raise fail(
+                f"{path} is a saved arena game, not a peer transcript: check it with"
+                f" moska replay-check {path}"
+            )
+        else:
+            found.append(path)
+    return found

@@ -46,6 +46,7 @@ import logging
 import math
 import secrets
 import signal
+import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -247,6 +248,7 @@ class NodeOptions:
     connect_timeout: float = 10.0  # a dial plus its handshake
     lobby_wait: float = 600.0  # how long a table may take to fill
     echo: Callable[[str], None] = _echo
+    error: Callable[[str], None] | None = None  # a failure before any game; None: echo
     handle_signals: bool = False  # Ctrl-C sends a signed leave (the CLI; not in tests)
     stats: Path | None = None  # write timing and traffic figures here (JSON) at the end
     announce: bool = False  # a host announces its open table on the LAN (.discovery)
@@ -347,6 +349,8 @@ class Node:
     ) -> Outcome:
         """Open a table on ``port`` (0: any free port), wait for it to fill, play it out."""
         listeners = await self._listen(port)
+        if listeners is None:
+            return self._result()
         lobby = self._lobby = _Lobby(config)
         self._announce(config)
         task_status.started(self.port)
@@ -383,6 +387,8 @@ class Node:
         host key that must answer there (the key that announced the table on the LAN, 32
         bytes), or its full fingerprint (``join --expect``)."""
         listeners = await self._listen(self.o.listen_port)
+        if listeners is None:
+            return self._result()
         task_status.started(self.port)
 
         async def body() -> None:
@@ -400,7 +406,9 @@ class Node:
                     KnownPeersError,
                 ) as e:
                     reason = _reason(e)
-                    if isinstance(e, trio.TooSlowError):
+                    if isinstance(e, ConnectionRefusedError):
+                        reason = "connection refused (no table is open at that address)"
+                    elif isinstance(e, trio.TooSlowError):
                         reason = "no answer in time (the table did not fill, or no host there)"
                     self._conclude(Outcome(EXIT_FAILED, f"could not join {host}:{port}: {reason}"))
             if entered is not None:
@@ -426,6 +434,8 @@ class Node:
             self._conclude(Outcome(EXIT_FAILED, f"cannot resume: {error}"))
             return self._result()
         listeners = await self._listen(saved.roster[saved.me].port)
+        if listeners is None:
+            return self._result()
         task_status.started(self.port)
 
         async def body() -> None:
@@ -636,7 +646,8 @@ class Node:
             return
         self.outcome = outcome
         if outcome.code and outcome.verdict is None and outcome.finished is None:
-            self.o.echo(outcome.message)
+            tell = self.o.error if outcome.code == EXIT_FAILED and self.o.error else self.o.echo
+            tell(outcome.message)
         if self.o.stats is not None:
             for link in self.links.values():  # still open: count what they sent so far
                 self.stats.frames_out += link.frames_out
@@ -655,8 +666,14 @@ class Node:
 
     # ------------------------------------------------------------------ connections
 
-    async def _listen(self, port: int) -> list[trio.SocketListener]:
-        listeners = await trio.open_tcp_listeners(port, host=self.o.bind)
+    async def _listen(self, port: int) -> list[trio.SocketListener] | None:
+        """Listen on ``port`` of ``--bind``; None (the outcome concluded with the reason) when
+        this machine cannot: the port in use, an address it does not have."""
+        try:
+            listeners = await trio.open_tcp_listeners(port, host=self.o.bind)
+        except OSError as error:
+            self._conclude(Outcome(EXIT_FAILED, _listen_failure(self.o.bind, port, error)))
+            return None
         self.port = int(listeners[0].socket.getsockname()[1])
         return listeners
 
@@ -780,6 +797,9 @@ class Node:
                 entry = self._joiner_entry(msg, table)
                 if entry is None:
                     await self._refuse(fs, "a roster entry that its key did not sign")
+                refusal = self._lobby_refusal(msg.key, entry)
+                if refusal:  # before the welcome: the joiner never reads "joined"
+                    await self._refuse(fs, refusal)
             else:
                 saved = self.saved
                 assert saved is not None
@@ -927,6 +947,10 @@ class Node:
             except (OSError, trio.BrokenResourceError, ClosedError) as error:
                 if stream is not None:
                     await trio.aclose_forcefully(stream)
+                if _refused(error):  # nothing listens there: known at once, no use waiting
+                    raise ConnectionRefusedError(
+                        errno.ECONNREFUSED, "connection refused"
+                    ) from error
                 if trio.current_time() + delay >= deadline:
                     raise trio.TooSlowError from error
             except BaseException:
@@ -1041,29 +1065,12 @@ class Node:
         connection as a game link."""
         lobby = self._lobby
         assert lobby is not None
-        if lobby.roster is not None:
-            if any(e.key == msg.key for e in lobby.roster):  # a joiner that lost the start
-                await self._send_start(fs, msg.key)
-                return
-            await self._refuse(fs, "the game has started")
-        if msg.key == self.me:
-            await self._refuse(fs, "that is the host's own key")
-        if msg.key not in lobby.joined and len(lobby.joined) >= lobby.config.players - 1:
-            await self._refuse(fs, "the table is full")
-        try:
-            known = self._known()
-        except KnownPeersError as error:
-            await self._refuse(fs, f"the host cannot check known players: {error}")
-        if known is not None:
-            changes = known.check(self.me, [(entry.name, entry.key)])
-            if changes:
-                self.o.echo(changes[0].message())
-                await self._refuse(
-                    fs,
-                    f"the host knows the name {_printable(entry.name)!r} with another key"
-                    f" ({fingerprint_of(changes[0].known)}); pick another name, or ask the"
-                    " host to forget the old key",
-                )
+        if lobby.roster is not None and any(e.key == msg.key for e in lobby.roster):
+            await self._send_start(fs, msg.key)  # a joiner that lost the start
+            return
+        refusal = self._lobby_refusal(msg.key, entry)
+        if refusal:
+            await self._refuse(fs, refusal)
         seat = trio.CancelScope()
         previous = lobby.joined.get(msg.key)
         if previous is not None:
@@ -1080,7 +1087,11 @@ class Node:
         with seat:
             left = await self._left_before_start(fs)
         if seat.cancelled_caught:
-            raise HandshakeError("replaced by a newer connection of the same key")
+            await self._refuse(
+                fs,
+                "replaced by a newer join with the same key (the same command run twice? every"
+                " seat needs a key of its own: --identity FILE)",
+            )
         if left:
             if lobby.roster is None and lobby.joined.get(msg.key, (entry, None))[1] is seat:
                 del lobby.joined[msg.key]
@@ -1088,6 +1099,35 @@ class Node:
                 self.o.echo(f"{who} left before the start")
             return
         await self._send_start(fs, msg.key)
+
+    def _lobby_refusal(self, key: bytes, entry: Entry) -> str:
+        """Why the lobby cannot seat the joiner ``key`` (its roster ``entry``) now, "" if it
+        can. Asked before the ``welcome`` too, so a refused joiner never reads "joined"."""
+        lobby = self._lobby
+        assert lobby is not None
+        if lobby.roster is not None:
+            return "" if any(e.key == key for e in lobby.roster) else "the game has started"
+        if key == self.me:
+            return (
+                "that is the host's own key: every seat needs a key of its own"
+                " (give this seat another with --identity FILE)"
+            )
+        if key not in lobby.joined and len(lobby.joined) >= lobby.config.players - 1:
+            return "the table is full"
+        try:
+            known = self._known()
+        except KnownPeersError as error:
+            return f"the host cannot check known players: {error}"
+        if known is not None:
+            changes = known.check(self.me, [(entry.name, entry.key)])
+            if changes:
+                self.o.echo(changes[0].message())
+                return (
+                    f"the host knows the name {_printable(entry.name)!r} with another key"
+                    f" ({fingerprint_of(changes[0].known)}); pick another name, or ask the"
+                    " host to forget the old key"
+                )
+        return ""
 
     async def _left_before_start(self, fs: FrameStream) -> bool:
         """Wait for the table to fill; True if the joiner hung up (or spoke) meanwhile."""
@@ -1230,6 +1270,33 @@ class Node:
         if session is not None and key in session.seat_of:
             return self._seat_label(session.seat_of[key])
         return f"{_printable(self._names.get(key, 'a peer'))} ({fingerprint_of(key)})"
+
+
+def _refused(error: BaseException) -> bool:
+    """Whether a dial failed with "connection refused" on every address it tried (trio
+    reports the attempts as the cause of one OSError)."""
+    if isinstance(error, ConnectionRefusedError):
+        return True
+    cause = error.__cause__
+    if isinstance(cause, BaseExceptionGroup) and cause.exceptions:
+        return all(isinstance(e, ConnectionRefusedError) for e in cause.exceptions)
+    return False
+
+
+def _listen_failure(bind: str, port: int, error: OSError) -> str:
+    """Why this machine cannot listen on ``bind:port``, in one line."""
+    where = f"{bind}:{port}" if port else bind
+    if error.errno == errno.EADDRINUSE:
+        why = "the port is in use (by another program, or another moska): pick another one"
+    elif error.errno == errno.EADDRNOTAVAIL:
+        why = f"this machine has no address {bind} (--bind names one of its own addresses)"
+    elif error.errno == errno.EACCES:
+        why = "permission denied (ports below 1024 need privileges)"
+    elif isinstance(error, socket.gaierror):
+        why = f"unknown address {bind!r}"
+    else:
+        why = error.strerror or str(error)
+    return f"cannot listen on {where}: {why}"
 
 
 def _reason(error: BaseException) -> str:

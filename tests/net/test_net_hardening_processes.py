@@ -263,8 +263,8 @@ def test_a_joiner_behind_a_relay_that_replays_the_hosts_hi_is_refused(tmp_path: 
         if joiner is not None:
             joiner.kill()
     assert code == 1, joiner.out + joiner.err
-    assert "could not join" in joiner.out
-    assert "does not answer this connection" in joiner.out, joiner.out
+    assert "error: could not join" in joiner.err  # a failure before the game: on stderr
+    assert "does not answer this connection" in joiner.err, joiner.out + joiner.err
     assert "joined from" not in host.out  # never seated
 
 
@@ -304,7 +304,8 @@ def test_a_changed_key_for_a_known_name_is_refused_with_a_clear_message(tmp_path
         for peer in peers:
             peer.kill()
     assert guest_code == 1, guest.out + guest.err
-    assert "the host knows the name 'bob' with another key" in guest.out, guest.out
+    assert "the host knows the name 'bob' with another key" in guest.err, guest.out + guest.err
+    assert "joined; waiting" not in guest.out  # refused before it is seated
     assert "WARNING: A KNOWN PLAYER'S KEY HAS CHANGED!" in host.out, host.out
     assert "sed -i '" in host.out and str(known) in host.out
 

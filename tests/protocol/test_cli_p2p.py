@@ -116,4 +116,5 @@ def test_keygen_creates_and_keeps_a_key(tmp_path: Path) -> None:
 
 def test_simulate_refuses_bad_input() -> None:
     assert runner.invoke(app, ["simulate", "--preset", "nope"]).exit_code == 2
-    assert runner.invoke(app, ["simulate", "--players", "3", "--bots", "random"]).exit_code == 2
+    two_bots = ["simulate", "--players", "3", "--bots", "random,greedy"]  # one bot fills all
+    assert runner.invoke(app, two_bots).exit_code == 2
