@@ -50,7 +50,6 @@ class BotAtTable:
         self.pace = pace
         self.echo = echo
         self.names: list[str] = []
-        self.done = trio.Event()
 
     async def play(self, port: GamePort) -> None:
         budget = self.budget if self.budget is not None else max(0.1, port.timeout * 0.8)
@@ -82,7 +81,7 @@ class BotAtTable:
             self.echo(f"seat {seat} ({name}): {move}")
 
     def ended(self, end: v.Finished | v.Stopped, moves: int) -> None:
-        self.done.set()
+        return None  # the node reports the end; a bot has nothing open to close
 
     def interrupt(self) -> bool:
         return True  # a bot's seat leaves at once on Ctrl-C

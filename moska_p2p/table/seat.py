@@ -199,7 +199,7 @@ class Referee:
             if is_person(player):
                 raise
             raise Forfeit(seat, raised(error)) from None
-        if not is_person(player) and move not in legal:
+        if is_trusted(player) and move not in legal:  # the asker checked any other bot's
             raise Forfeit(seat, illegal(move))
         return move
 
