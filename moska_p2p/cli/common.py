@@ -2,9 +2,10 @@
 preset options, the ``--bots`` list, and the checks made before any work starts (an
 ``exec:`` bot's program, a file or folder to write).
 
-Exit codes: 2 for a mistake in what was typed (found before work starts), 1 for an attempt
-that failed (a port in use, a refused connection, a game stopped by a verdict), 130 for
-Ctrl-C.
+Exit codes (:data:`EXIT_OK` and the rest): 0 a game played to its end (or a command that
+did its work), 1 an attempt that failed (a game stopped by a verdict, a port in use, a
+refused connection), 2 a mistake in what was typed (found before work starts), 130 a game
+interrupted or abandoned (Ctrl-C, or a person who quits before the end).
 
 There are two option parsers because the commands have always differed in how they treat a
 malformed ``--option``; they are kept apart, each named for what it does.
@@ -21,8 +22,15 @@ from typing import Any
 
 import typer
 
+EXIT_OK = 0
+EXIT_FAILED = 1
+"""A failure, a game stopped by a verdict among them."""
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+"""Ctrl-C, or a game the person left before its end."""
 
-def fail(message: str, code: int = 2) -> typer.Exit:
+
+def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     """Print ``error: MESSAGE`` on stderr and return the exit to raise
     (``raise fail(...) from None``)."""
     typer.echo(f"error: {message}", err=True)
