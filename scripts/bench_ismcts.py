@@ -15,6 +15,10 @@ before the bot moved into the package. With the same seeds and iteration counts 
 unchanged algorithm chooses the same moves: the script counts how many agree, a check that
 a speed-up changed nothing else.
 
+A third row, ``infer``, is the package's bot with ``infer="on"`` (determinizations weighted
+by what the other seats' moves revealed, ``moska_p2p.bots.inference``): the cost of reading
+the history once per decision and of the weighted deal on every iteration.
+
     python scripts/bench_ismcts.py                       # old bots/ismcts.py vs the package's
     python scripts/bench_ismcts.py --runs 7 --iterations 300 --presets moska,durak
     python scripts/bench_ismcts.py --baseline HEAD~3:moska_p2p/bots/ismcts.py
@@ -23,6 +27,7 @@ a speed-up changed nothing else.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import random
@@ -151,14 +156,19 @@ def main() -> int:
     searched = len(games) * args.iterations
     with tempfile.TemporaryDirectory() as tmp:
         old = load_baseline(spec, Path(tmp))
-        bots = {"old": old.IsmctsBot, "new": ismcts.IsmctsBot}
-        rates: dict[str, list[float]] = {"old": [], "new": []}
+        bots = {
+            "old": old.IsmctsBot,
+            "new": ismcts.IsmctsBot,
+            "infer": functools.partial(ismcts.IsmctsBot, infer="on"),
+        }
+        rates: dict[str, list[float]] = {label: [] for label in bots}
         for _ in range(args.runs):
             seconds, moves = run(bots, games, args.iterations)
             for label in bots:
                 rates[label].append(searched / seconds[label])
     old_rate = statistics.median(rates["old"])
     new_rate = statistics.median(rates["new"])
+    infer_rate = statistics.median(rates["infer"])
     same = sum(a == b for a, b in zip(moves["old"], moves["new"], strict=True))
     print(
         f"{len(games)} positions ({args.presets}), {args.iterations} iterations each,"
@@ -166,7 +176,9 @@ def main() -> int:
     )
     print(f"old  {spec:40s} {old_rate:9.0f} iterations/s")
     print(f"new  {'moska_p2p/bots/ismcts.py':40s} {new_rate:9.0f} iterations/s")
+    print(f"infer {'moska_p2p/bots/ismcts.py infer=on':39s} {infer_rate:9.0f} iterations/s")
     print(f"ratio new/old: {new_rate / old_rate:.2f}; same move chosen: {same}/{len(games)}")
+    print(f"ratio infer/new: {infer_rate / new_rate:.2f}")
     if args.json:
         payload = {
             "baseline": spec,
@@ -175,6 +187,7 @@ def main() -> int:
             "runs": rates,
             "old_per_s": old_rate,
             "new_per_s": new_rate,
+            "infer_per_s": infer_rate,
             "ratio": new_rate / old_rate,
             "same_moves": same,
         }

@@ -6,7 +6,10 @@ Each iteration
 
 1. samples a *determinization*: the hidden cards (other hands' unknown cards, the face-down
    stock) dealt at random where they could be, consistently with all this seat has seen
-   (``view.determinize(rng)``, a full-information :class:`~moska_p2p.engine.Game`);
+   (``view.determinize(rng)``, a full-information :class:`~moska_p2p.engine.Game`); with
+   ``infer="on"`` the hidden hands are dealt weighted by what the other seats' moves
+   revealed (:mod:`moska_p2p.bots.inference`: a take with a killer in hand, a pass with a
+   rank that could have been thrown in, a dear kill when a cheap one existed);
 2. descends the tree from the root, choosing among the children whose moves are legal in this
    determinization by UCB1 with *availability counts* (a child's exploration term counts the
    iterations in which it was available, not the parent's visits) plus a progressive bias
@@ -53,6 +56,7 @@ from collections.abc import Sequence
 from time import perf_counter
 
 from moska_p2p.bots.api import BaseBot
+from moska_p2p.bots.inference import WeightedDealer
 from moska_p2p.cards import RANK_MASKS, SPADES, SUIT_MASKS, make_card
 from moska_p2p.engine import (
     ATTACK,
@@ -272,6 +276,9 @@ class IsmctsBot(BaseBot):
         playout: ``"heuristic"`` (the default: every seat plays the heuristic's move) or
             ``"random"`` (uniformly random moves: plain ISMCTS, much weaker here, kept for
             comparison).
+        infer: ``"on"`` deals the determinizations weighted by what the other seats' moves
+            revealed (:mod:`moska_p2p.bots.inference`); ``"off"`` (the default) deals them
+            uniformly (``View.determinize``).
     """
 
     name = "ismcts"
@@ -286,6 +293,7 @@ class IsmctsBot(BaseBot):
         bias: float = 1.0,
         max_playout: int = 1000,
         playout: str = "heuristic",
+        infer: str | bool = "off",
     ) -> None:
         if time <= 0:
             raise ValueError(f"time must be positive, not {time}")
@@ -295,6 +303,9 @@ class IsmctsBot(BaseBot):
             raise ValueError(f"width must be at least 1, not {width}")
         if playout not in ("heuristic", "random"):
             raise ValueError(f'playout must be "heuristic" or "random", not "{playout}"')
+        if infer not in ("on", "off", True, False):
+            raise ValueError(f'infer must be "on" or "off", not "{infer}"')
+        self.infer = infer in ("on", True)
         self.rng = random.Random(seed)
         self.random_playout = playout == "random"
         self.time = float(time)
@@ -355,6 +366,8 @@ class IsmctsBot(BaseBot):
         done = 0
         c = self.exploration
         bias = self.bias
+        # The history is read once per decision; each iteration then deals from the weights.
+        deal = WeightedDealer(view).determinize if self.infer else view.determinize
         while True:
             if budget is not None:
                 if done >= budget:
@@ -364,7 +377,7 @@ class IsmctsBot(BaseBot):
                 t0 = perf_counter()
                 if t0 + 2.0 * slowest > deadline:
                     break
-            game = view.determinize(rng)
+            game = deal(rng)
             node = root
             path = [root]
             # Selection and expansion.

@@ -17,6 +17,7 @@ from typing import Any
 
 from .api import Bot
 from .builtin import GreedyBot, RandomBot, ShedderBot
+from .expert import ExpertBot
 from .ismcts import IsmctsBot
 
 # Every built-in bot is a class of this package: the installed wheel needs nothing else.
@@ -25,6 +26,7 @@ BUILTIN_BOTS: dict[str, Callable[..., Bot]] = {
     "greedy": GreedyBot,
     "shedder": ShedderBot,
     "ismcts": IsmctsBot,
+    "expert": ExpertBot,
 }
 
 

@@ -28,11 +28,14 @@ again except for the low trump's (M4, D8), which any free slot serves.
 discarded or face up in the stock, on hand sizes and on the trump indicator. It does not
 condition on inferences from play: Durak's first attack (D3) also tells that no hand was
 dealt a trump lower than the one shown, and such lower trumps may be dealt into a hand here.
+Weighing deals by such inferences is the search's business: it deals the hands itself
+(``hands``, below; ``moska_p2p.bots.inference`` does it for ISMCTS).
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..cards import NUM_CARDS, cards_list
@@ -226,10 +229,22 @@ def _stock_cards(view: View) -> int:
     return mask
 
 
-def determinize(masked: Game, unknown: int, seat: int, rng: random.Random) -> Game:
+def determinize(
+    masked: Game,
+    unknown: int,
+    seat: int,
+    rng: random.Random,
+    hands: Sequence[int] | None = None,
+) -> Game:
     """A full-information copy of ``masked`` (from :func:`masked_game`): the cards of
     ``unknown`` shuffled with ``rng`` and dealt to the hidden slots of the other hands, seat
     by seat, then to the face-down stock, bottom first.
+
+    With ``hands`` (one mask per seat, a subset of ``unknown`` exactly as large as that
+    hand's hidden slots, the masks disjoint) the hands get those cards and only the rest is
+    shuffled into the stock: a search that weighs deals by what the other seats' play
+    revealed (``moska_p2p.bots.inference``) chooses the hands itself. A deal that breaks the
+    view's knowledge raises :class:`DeterminizeError`.
 
     Raises :class:`DeterminizeError` where no sample keeps the seat's knowledge: its own
     hand holds unseen cards, or the game waits for a face (no seat is to act then).
@@ -244,6 +259,8 @@ def determinize(masked: Game, unknown: int, seat: int, rng: random.Random) -> Ga
             "the game waits for a card to be revealed and no seat is to act: determinize a"
             " view taken when a seat is to act"
         )
+    if hands is not None:
+        return _determinize_dealt(masked, unknown, rng, hands)
     pool = cards_list(unknown)
     rng.shuffle(pool)
     g = masked.copy()
@@ -263,6 +280,45 @@ def determinize(masked: Game, unknown: int, seat: int, rng: random.Random) -> Ga
             hands[s] = mask
     g.hidden = [[] for _ in range(g.n)]
     g.hidden_owner = {}
+    for pos in g.stock:
+        if face[pos] < 0:
+            card = pool[i]
+            i += 1
+            face[pos] = card
+            pos_of[card] = pos
+    if i != len(pool):  # pragma: no cover - the slots and the unknown cards are as many
+        raise AssertionError("a view's unknown cards do not fill its hidden places")
+    return g
+
+
+def _determinize_dealt(
+    masked: Game, unknown: int, rng: random.Random, hands: Sequence[int]
+) -> Game:
+    """:func:`determinize` with the hands' hidden cards given (checked against the view)."""
+    if len(hands) != masked.n:
+        raise DeterminizeError(f"a deal names {masked.n} hands, not {len(hands)}")
+    dealt = 0
+    for s, mask in enumerate(hands):
+        if mask & ~unknown or mask & dealt or mask.bit_count() != len(masked.hidden[s]):
+            raise DeterminizeError(
+                f"the deal gives seat {s} cards it cannot hold: {len(masked.hidden[s])} of"
+                " the unseen cards, none given to another hand, are its place"
+            )
+        dealt |= mask
+    g = masked.copy()
+    face = g.face
+    pos_of = g.pos_of
+    for s, slots in enumerate(masked.hidden):
+        if slots:
+            for pos, card in zip(slots, cards_list(hands[s]), strict=True):
+                face[pos] = card
+                pos_of[card] = pos
+            g.hands[s] |= hands[s]
+    g.hidden = [[] for _ in range(g.n)]
+    g.hidden_owner = {}
+    pool = cards_list(unknown & ~dealt)
+    rng.shuffle(pool)
+    i = 0
     for pos in g.stock:
         if face[pos] < 0:
             card = pool[i]

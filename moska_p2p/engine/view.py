@@ -14,6 +14,7 @@ only in cards hidden from a seat give that seat views that pickle to the same by
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
 from ..cards import CARD_TEXT, SUITS, cards_list
@@ -133,10 +134,22 @@ class View:
         this seat, and :meth:`Game.play` gives the engine's own reasons for its moves."""
         return self._knowledge()[0].copy()
 
-    def determinize(self, rng: random.Random) -> Game:
+    def unseen(self) -> tuple[int, list[int]]:
+        """The cards this seat cannot place (a mask) and, by seat, how many of them each
+        hand holds (this seat's own: 0); the rest lie face down in the stock. What a
+        sampler that chooses the hands itself (``determinize(rng, hands)``) must fill."""
+        masked, unknown = self._knowledge()
+        return unknown, [len(slots) for slots in masked.hidden]
+
+    def determinize(self, rng: random.Random, hands: Sequence[int] | None = None) -> Game:
         """A full-information game consistent with this view: this seat's hand and all
         public knowledge kept, every other card dealt at random where it could be (the
         sampling step of ISMCTS; see :mod:`.knowledge` for what it conditions on).
+
+        ``hands``, when given, chooses the hidden cards of every hand (one mask per seat,
+        of the cards :meth:`unseen` lists, as many as that hand hides; the masks disjoint);
+        only the rest are shuffled into the stock. A deal that breaks this view's knowledge
+        raises :class:`~.knowledge.DeterminizeError`.
 
         Built from the view's own data only, so it works on a view of a network peer's
         engine as on one of the arena's game, and a view of an earlier state determinizes
@@ -144,7 +157,9 @@ class View:
         if this seat's own hand holds cards it has not seen, or the game waits for a reveal.
         """
         masked, unknown = self._knowledge()
-        return determinize(masked, unknown, self.seat, rng)
+        if hands is None:
+            return determinize(masked, unknown, self.seat, rng)
+        return determinize(masked, unknown, self.seat, rng, hands)
 
     @property
     def hand(self) -> list[str]:
