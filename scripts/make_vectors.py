@@ -78,7 +78,7 @@ IDENTITY_SEEDS = [bytes([i + 1]) * 32 for i in range(6)]
 OUTSIDER_SEED = bytes([0xEE]) * 32  # an identity on no roster
 TABLE_NONCE = bytes(range(32))
 OTHER_GAME = hashlib.sha256(b"another game").digest()
-GENERATED = ("framing.json", "crypto.json", "attacks.json", "games.json")
+GENERATED = ("framing.json", "crypto.json", "attacks.json", "games.json", "sessions.json")
 
 
 # -- JSON form of msgpack values (PROTOCOL.md §18) ---------------------------------------------
@@ -1671,6 +1671,55 @@ def game_vectors(directory: Path) -> tuple[dict[str, Any], Table, Table]:
 # -- main ----------------------------------------------------------------------------------------
 
 
+def session_vectors() -> dict[str, Any]:
+    """Sessions of games (PROTOCOL.md §22): the settings of a session's first and second
+    game with their canonical forms and ids, a signed session result, and the ``next`` link
+    message."""
+    from moska_p2p.net.wire import NEXT, net_frame
+    from moska_p2p.protocol.config import session_id
+    from moska_p2p.protocol.frames import SESSION_RESULT
+    from moska_p2p.protocol.tally import GameRecord, sign_result
+
+    ids = [Identity.from_seed(s) for s in IDENTITY_SEEDS[:2]]
+    roster = sorted(i.public_bytes for i in ids)
+    first = TableConfig("durak", 2, TABLE_NONCE, games=3)
+    previous = hashlib.sha256(b"game 1").digest()
+    seats = [roster[1], roster[0]]
+    second = first.next_game(previous, seats, 1)
+
+    def settings(config: TableConfig) -> dict[str, Any]:
+        return {
+            "config": jv(config.to_wire()),
+            "canonical": config.canonical().hex(),
+            "table_id": table_id(config, roster).hex(),
+            "session_id": session_id(config, roster).hex(),
+        }
+
+    games = [
+        GameRecord(1, previous, hashlib.sha256(b"state 1").digest(), (1,), False, 0),
+        GameRecord(2, table_id(second, roster), b"", (0,), True, 1),
+    ]
+    digests = [hashlib.sha256(f"transcript {n}".encode()).digest() for n in (1, 2)]
+    sid = session_id(first, roster)
+    frame = sign_result(ids[0], sid, seats, games, digests, [], "game 2 was stopped by a verdict")
+    kind, payload, signature = open_frame(frame[4:])
+    assert kind == SESSION_RESULT
+    return {
+        "roster_sorted": hexes(roster),
+        "first_game": settings(first),
+        "second_game": settings(second),
+        "result": {
+            "signer_seed": IDENTITY_SEEDS[0].hex(),
+            "frame": frame.hex(),
+            "kind": kind,
+            "payload": jv(msgpack.unpackb(payload, raw=False)),
+            "signature": signature.hex(),
+            "signing_input_sha256": hashlib.sha256(signing_input(kind, payload)).hexdigest(),
+        },
+        "next": net_frame(ids[1], NEXT, {"game": 1, "go": True}).hex(),
+    }
+
+
 def dump(data: Any) -> str:
     return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
@@ -1683,6 +1732,7 @@ def generate(directory: Path) -> list[Path]:
         "crypto.json": crypto_vectors(),
         "attacks.json": attack_vectors(),
         "games.json": games,
+        "sessions.json": session_vectors(),
     }
     written = [directory / name for name, *_ in GAMES] + [directory / DISCLOSE_GAME[0]]
     for name, data in files.items():

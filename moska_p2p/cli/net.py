@@ -11,13 +11,21 @@ import logging
 import secrets
 import sys
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from ..engine import PRESETS
-from .common import check_bots, check_file, fail, parse_options_strict_or_exit
+from .common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    check_bots,
+    check_file,
+    fail,
+    parse_options_strict_or_exit,
+)
 
 if TYPE_CHECKING:
     from ..bots.api import Bot
@@ -49,11 +57,13 @@ def _user_name() -> str:
         return "player"
 
 
-def _person(auto_pass: float) -> TerminalPlayer:
-    """The person at the terminal, for a network seat (the node tells it the names)."""
+def _person(auto_pass: float, plain: bool = False) -> TerminalPlayer:
+    """The person at the terminal, for a network seat (the node tells it the names);
+    ``plain``: lines even on a terminal (a screen reader, a terminal the full screen does not
+    suit, a script on a pty), as ``moska play --plain``."""
     from ..ui.terminal import TerminalPlayer
 
-    return TerminalPlayer([], auto_pass=auto_pass, pace=0.0)
+    return TerminalPlayer([], auto_pass=auto_pass, pace=0.0, plain=plain)
 
 
 def _prepare(
@@ -63,6 +73,7 @@ def _prepare(
     verbose: bool,
     auto_pass: float = 0.8,
     transcript: Path | None = None,
+    plain: bool = False,
 ) -> tuple[Identity, Bot]:
     """The identity and the seat's player: the bot named, or the person at the terminal.
 
@@ -90,7 +101,7 @@ def _prepare(
     except (IdentityError, OSError) as error:
         raise fail(f"identity: {error}") from None
     if bot is None:
-        return ident, _person(auto_pass)
+        return ident, _person(auto_pass, plain)
     try:
         made = load_bot(bot, seed=seed)
     except (BotLoadError, ValueError) as error:
@@ -169,11 +180,14 @@ def _node_options(
     from ..net.node import NodeOptions, Player
     from ..table.networked import BotAtTable, PersonAtTable
     from ..ui.terminal import TerminalPlayer
+    from .results import results_table
 
     path, seat_name = _seat_files(transcript, name, bot, ident, saved)
     player: Player
+    fresh: Callable[[], Player] | None = None
     if isinstance(made, TerminalPlayer):
         player = PersonAtTable(made)  # the table on the screen shows the moves
+        fresh = partial(PersonAtTable, made)  # each game of a session: a table of its own
     else:
         player = BotAtTable(made, pace=pace, echo=None if quiet else echo_line)
     return NodeOptions(
@@ -187,6 +201,8 @@ def _node_options(
         handle_signals=True,
         stats=stats,
         known_peers=default_known_peers_path(),
+        results=results_table,  # a session's table (M24), with the arena's Wilson intervals
+        fresh_player=fresh,
         **specific,
     )
 
@@ -220,10 +236,12 @@ def _look(wait: float) -> Found:
     try:
         return trio.run(find_tables, wait, settings)
     except DiscoveryError as error:
-        raise fail(f"{error}; a table can always be joined with: moska join HOST:PORT", 1) from None
+        raise fail(
+            f"{error}; a table can always be joined with: moska join HOST:PORT", EXIT_FAILED
+        ) from None
     except KeyboardInterrupt:
         typer.echo("interrupted")
-        raise typer.Exit(130) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
 def _list_tables(found: list[FoundTable]) -> None:
@@ -301,10 +319,13 @@ def _run(
     saved: SavedGame | None,
     start: Callable[[Node], Awaitable[Outcome]],
 ) -> int:
-    """Run one peer to its end; the exit code (a Ctrl-C before the game: 130)."""
+    """Run one peer to its end; the exit code (:mod:`.common`'s: 0 the game played to its
+    end, 1 a failure or a game stopped by a verdict, 130 interrupted or left). The node
+    cannot import the command line, so it has its own copies of these numbers; a test keeps
+    them equal."""
     import trio
 
-    from ..net.node import EXIT_INTERRUPTED
+    from .common import EXIT_INTERRUPTED, is_interrupt
 
     async def main() -> Outcome:
         if saved is not None:
@@ -313,7 +334,9 @@ def _run(
 
     try:
         outcome = trio.run(main)
-    except KeyboardInterrupt:
+    except BaseException as error:  # a Ctrl-C before the node listens for it, maybe grouped
+        if not is_interrupt(error):
+            raise
         typer.echo("interrupted")
         return EXIT_INTERRUPTED
     finally:
@@ -324,6 +347,14 @@ def _run(
 def host(
     preset: str = typer.Option("moska", help=f"One of: {', '.join(PRESETS)}."),
     players: int = typer.Option(4, min=2, max=6, help="Number of seats, 2 to 6."),
+    games: int = typer.Option(
+        1,
+        min=1,
+        max=100,
+        help="Games the table plays together, a session (RULES M24): the loser deals the next;"
+        " each game has its own transcript (NAME-gN.moska beside --transcript) and the signed"
+        " results go to NAME-session.moska. Between games a person is asked to go on.",
+    ),
     port: int = typer.Option(0, min=0, max=65535, help="Port to listen on (0: any free port)."),
     option: list[str] = typer.Option(
         [], "--option", "-o", help="Change a preset option, NAME=VALUE (repeatable)."
@@ -353,6 +384,9 @@ def host(
     auto_pass: float = typer.Option(
         0.8, min=0.0, help="Seconds before a lone pass is answered for you (no --bot)."
     ),
+    plain: bool = typer.Option(
+        False, "--plain", help="Lines instead of the full-screen table (as in a pipe; no --bot)."
+    ),
     seed: int | None = typer.Option(None, help="Seed for the bot (your cards stay secret)."),
     bind: str = typer.Option("0.0.0.0", help="Address to listen on (127.0.0.1: this machine)."),
     wait: float = typer.Option(600.0, help="Seconds to wait for the table to fill."),
@@ -367,18 +401,23 @@ def host(
     stats: Path | None = typer.Option(None, hidden=True),
     pace: float = typer.Option(0.0, hidden=True),  # the bot waits this long before each move
 ) -> None:
-    """Open a table for a game on the network, announce it on the LAN and print how the others
-    join it."""
+    """Open a table for a game (or a session of games, --games) on the network, announce it on
+    the LAN and print how the others join it."""
     from ..protocol.config import ConfigError, TableConfig
 
     if announce:
         _discovery_settings()  # a bad MOSKA_DISCOVERY is an error before anything starts
-    ident, made = _prepare(bot, identity, seed, verbose, auto_pass, transcript)
+    ident, made = _prepare(bot, identity, seed, verbose, auto_pass, transcript, plain)
     if timeout is None:
         timeout = BOT_TIMEOUT if bot is not None else PERSON_TIMEOUT
     try:
         config = TableConfig(
-            preset, players, secrets.token_bytes(32), parse_options_strict_or_exit(option), timeout
+            preset,
+            players,
+            secrets.token_bytes(32),
+            parse_options_strict_or_exit(option),
+            timeout,
+            games=games,
         )
     except ConfigError as error:
         raise fail(str(error)) from None
@@ -426,6 +465,9 @@ def join(
     auto_pass: float = typer.Option(
         0.8, min=0.0, help="Seconds before a lone pass is answered for you (no --bot)."
     ),
+    plain: bool = typer.Option(
+        False, "--plain", help="Lines instead of the full-screen table (as in a pipe; no --bot)."
+    ),
     timeout: float = typer.Option(
         10.0,
         help="Seconds to wait for each connection and handshake (the game's own timeout is"
@@ -457,7 +499,7 @@ def join(
     tables on the LAN."""
     target = _parse_address(address) if address is not None else None
     expected = _parse_expect(expect)
-    ident, made = _prepare(bot, identity, seed, verbose, auto_pass, transcript)
+    ident, made = _prepare(bot, identity, seed, verbose, auto_pass, transcript, plain)
     from ..net.node import Node
 
     saved = _saved_game(transcript, ident, resume)
@@ -494,9 +536,23 @@ def join(
 def tables(
     wait: float = typer.Option(3.0, min=0.1, max=60.0, help="Seconds to listen for tables."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Count ignored datagrams."),
+    json_file: Path | None = typer.Option(
+        None,
+        "--json",
+        help="Also write the tables found as JSON to this file; - prints only the JSON, on"
+        " stdout.",
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the tables, one a line."),
 ) -> None:
     """List the open tables on the LAN (address, host, preset, seats taken, fingerprint)."""
+    from .common import check_json, json_to_stdout, write_json
+
+    check_json(json_file)
     found = _look(wait)
+    if json_file is not None:
+        write_json(json_file, _tables_json(found, wait))
+        if json_to_stdout(json_file):
+            return
     if verbose:
         typer.echo(f"{found.received} datagrams heard, {found.ignored} ignored")
     if not found.tables:
@@ -506,6 +562,34 @@ def tables(
         )
         return
     count = len(found.tables)
-    typer.echo(f"{count} open table{'s' if count > 1 else ''} on the LAN:")
+    if not quiet:
+        typer.echo(f"{count} open table{'s' if count > 1 else ''} on the LAN:")
     _list_tables(found.tables)
-    typer.echo("join one with: moska join ADDRESS:PORT (or moska join to choose)")
+    if not quiet:
+        typer.echo("join one with: moska join ADDRESS:PORT (or moska join to choose)")
+
+
+def _tables_json(found: Found, wait: float) -> dict[str, Any]:
+    """``tables --json``: what was heard and every table, its announcement's fields."""
+    return {
+        "wait": wait,
+        "received": found.received,
+        "ignored": found.ignored,
+        "tables": [
+            {
+                "address": t.address,
+                "port": t.port,
+                "name": t.name,
+                "preset": t.preset,
+                "players": t.players,
+                "seats": t.seats,
+                "options": dict(t.options),
+                "timeout": t.timeout,
+                "fingerprint": t.fingerprint,
+                "key": t.key.hex(),
+                "protocol": t.version,
+                "joinable": t.joinable,
+            }
+            for t in found.tables
+        ],
+    }

@@ -16,7 +16,18 @@ from typing import Any
 import typer
 
 from ..engine import PRESETS, Move, View
-from .common import check_bots, check_folder, fail, file_kind, parse_options_lenient, split_bots
+from .common import (
+    EXIT_FAILED,
+    check_bots,
+    check_folder,
+    check_json,
+    fail,
+    file_kind,
+    json_to_stdout,
+    parse_options_lenient,
+    split_bots,
+    write_json,
+)
 
 
 def keygen(
@@ -61,6 +72,12 @@ def simulate(
     option: list[str] = typer.Option(
         [], "--option", "-o", help="Change a preset option, NAME=VALUE (repeatable)."
     ),
+    json_file: Path | None = typer.Option(
+        None,
+        "--json",
+        help="Also write the result as JSON to this file; - prints only the JSON, on stdout.",
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the result line."),
 ) -> None:
     """Play a whole game between in-process peers through the full protocol (no sockets)."""
     from ..bots.loader import BotLoadError, load_bot
@@ -77,6 +94,13 @@ def simulate(
     check_bots(specs)
     if transcripts is not None:
         check_folder(transcripts, "--transcripts")
+    check_json(json_file)
+    words = not json_to_stdout(json_file)  # with --json -, stdout is the JSON alone
+
+    def say(text: str, result_line: bool = False) -> None:
+        if words and (result_line or not quiet):
+            typer.echo(text)
+
     nonce = secrets.token_bytes(32) if seed is None else _seeded(seed, "table")
     try:
         config = TableConfig(preset, players, nonce, dict(parse_options_lenient(option)))
@@ -97,24 +121,46 @@ def simulate(
             close()
     first = result.sessions[0]
     game = first.game_id.hex()[:16] if first.game_id else "?"
-    typer.echo(f"game {game}: {preset}, {players} peers")
+    say(f"game {game}: {preset}, {players} peers")
     for seat, key in enumerate(first.seats):
         peer = first.peers[key]
-        typer.echo(f"  seat {seat}: {specs[seat]} ({peer.name}, {_fp(key)})")
-    typer.echo(f"  {len(first.moves)} moves, {result.frames} frames, {result.bytes} bytes")
+        say(f"  seat {seat}: {specs[seat]} ({peer.name}, {_fp(key)})")
+    say(f"  {len(first.moves)} moves, {result.frames} frames, {result.bytes} bytes")
     verdicts = [v for v in result.verdicts if v is not None]
+    saved: list[Path] = []
     if transcripts is not None:
         try:
             saved = save_transcripts(result, transcripts)
         except OSError as error:
             raise fail(f"--transcripts {transcripts}: {error.strerror or error}", 1) from None
         for path in saved:
-            typer.echo(f"  transcript: {path}")
+            say(f"  transcript: {path}")
+    if json_file is not None:
+        write_json(
+            json_file,
+            {
+                "game_id": first.game_id.hex() if first.game_id else None,
+                "preset": preset,
+                "players": players,
+                "seed": seed,
+                "seats": [
+                    {"seat": s, "bot": specs[s], "name": first.peers[k].name, "fingerprint": _fp(k)}
+                    for s, k in enumerate(first.seats)
+                ],
+                "moves": len(first.moves),
+                "frames": result.frames,
+                "bytes": result.bytes,
+                "losers": list(first.losers),
+                "final_state_hash": first.final_hash,
+                "verdict": verdicts[0].describe() if verdicts else None,
+                "transcripts": [str(path) for path in saved],
+            },
+        )
     if verdicts:
         typer.echo(f"stopped: {verdicts[0].describe()}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
     losers = ", ".join(f"seat {s} ({specs[s]})" for s in first.losers)
-    typer.echo(f"result: {losers or 'a draw'} lost; final state {first.final_hash[:16]}")
+    say(f"result: {losers or 'a draw'} lost; final state {first.final_hash[:16]}", True)
 
 
 def _seeded(seed: int, what: str) -> bytes:
@@ -148,12 +194,22 @@ def verify(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print each result as a JSON line."),
 ) -> None:
-    """Check transcripts: every signature, every shuffle proof, every key, every move."""
-    from ..protocol.transcript import verify_transcript
+    """Check transcripts: every signature, every shuffle proof, every key, every move; and,
+    given a folder or a session file, the sessions of games among them (RULES M24): the chain
+    of games, every player's signed session result (the *-session.moska files), and the
+    session's results table."""
+    from ..protocol.tally import is_session_file
+    from ..protocol.transcript import Report, verify_transcript
 
     invalid = False
-    for file in _transcripts(files):
+    paths = _transcripts(files)
+    session_files = [p for p in paths if is_session_file(p)]
+    checked: list[tuple[Path, Report]] = []
+    for file in paths:
+        if file in session_files:
+            continue
         report = verify_transcript(file)
+        checked.append((file, report))
         invalid |= not report.valid
         if as_json:
             data = report.to_json()
@@ -173,8 +229,75 @@ def verify(
             )
         else:
             typer.echo(f"INVALID: {file.name}: {report.fault}", err=True)
+    if session_files or any(path.is_dir() for path in files):  # one game's file: that game
+        invalid |= not _verify_sessions(checked, session_files, as_json)
     if invalid:
         raise typer.Exit(1)
+
+
+def _verify_sessions(
+    checked: Sequence[tuple[Path, Any]], session_files: list[Path], as_json: bool
+) -> bool:
+    """Check every session the transcripts belong to, with the signed results of the
+    session files; print each one's verdict and results table. Whether all verify."""
+    from ..protocol.tally import (
+        TallyError,
+        Transcript,
+        check_session,
+        file_digest,
+        read_session_file,
+        session_of,
+    )
+    from .results import results_table
+
+    groups: dict[bytes, list[Transcript]] = {}
+    for file, report in checked:
+        sid = session_of(report)
+        if sid is not None:
+            groups.setdefault(sid, []).append(Transcript(report, file_digest(file), file.name))
+    results: dict[bytes, list[bytes]] = {}
+    good = True
+    for path in session_files:
+        try:
+            _, sid, frames = read_session_file(path)
+        except (TallyError, OSError) as error:
+            typer.echo(f"INVALID: {path.name}: {error}", err=True)
+            good = False
+            continue
+        if sid not in groups:
+            typer.echo(f"INVALID: {path.name}: none of the transcripts is of its session", err=True)
+            good = False
+            continue
+        results.setdefault(sid, []).extend(frames)
+    for sid, transcripts in groups.items():
+        check = check_session(transcripts, results.get(sid, []))
+        tally = check.tally
+        games = len(tally.games) if tally is not None else 0
+        if as_json:
+            typer.echo(
+                json.dumps(
+                    {
+                        "session": sid.hex(),
+                        "valid": check.fault is None,
+                        "fault": check.fault,
+                        "games": games,
+                        "signed": check.results,
+                        "losses": tally.losses if tally is not None else [],
+                    }
+                )
+            )
+        elif check.fault is None and tally is not None:
+            typer.echo(
+                f"valid: session {sid.hex()[:16]}: {games} games in a chain, {len(transcripts)}"
+                f" transcripts, result signed by {check.results} of {len(tally.names)} players"
+                + (f" ({len(check.left)} left between games)" if check.left else "")
+            )
+            for line in results_table(tally):
+                typer.echo(line)
+        else:
+            typer.echo(f"INVALID: session {sid.hex()[:16]}: {check.fault}", err=True)
+        good &= check.fault is None
+    return good
 
 
 def _transcripts(paths: list[Path]) -> list[Path]:

@@ -17,7 +17,16 @@ from typing import Protocol
 
 import trio
 
-from .wire import BYE, SYNC, FrameStream, HandshakeError, NetMessage, classify, prefixed
+from .wire import (
+    BYE,
+    NEXT,
+    SYNC,
+    FrameStream,
+    HandshakeError,
+    NetMessage,
+    classify,
+    prefixed,
+)
 
 MAX_OUTBOX = 10_000
 """Frames a link may hold for a peer that does not read; a whole game is about 1000."""
@@ -105,7 +114,7 @@ class Link:
                 self.owner.on_frame(prefixed(body), self.key)
             elif message.key != self.key:
                 raise HandshakeError("a network message signed by another key")
-            elif message.kind in (SYNC, BYE):
+            elif message.kind in (SYNC, BYE, NEXT):
                 self.owner.on_net(self, message)
             else:
                 raise HandshakeError(f"a {message.kind} message on a game connection")

@@ -33,6 +33,20 @@ The session decides everything; this module only moves bytes and keeps time:
   begins, waits there for its turns and plays or leaves through it; the node tells it the
   seats, every move and the end. So this module imports nothing from the bots, the screen or
   the command line.
+* **Sessions** (RULES M24, ``host --games N``). The table stays together for N games over the
+  same mesh: the lobby and the links are reused, and each game is a fresh
+  :class:`~moska_p2p.protocol.session.PeerSession` (its own deck, shuffle, transcript and
+  table id, chained to the game before by its settings, see :mod:`moska_p2p.protocol.config`).
+  Reusing the links is sound because a link only carries signed frames that each session
+  checks against its own game id (a frame of game 1 is "another game" in game 2), and it is
+  simpler than a new lobby per game: nobody re-dials, re-proves a key or re-draws seats. Between
+  games every peer asks its player ("next game?", :meth:`Player.next_game`) and sends its
+  answer (``next``) on every link; all must say yes, and one no (or a peer silent for the
+  table's timeout) ends the session for everyone with the games so far counted. Frames of
+  the next game that arrive before this peer has started it are held (a bounded few). At the
+  end every peer signs the session's result (:mod:`moska_p2p.protocol.tally`), sends it on
+  every link (a ``session-result`` frame, handed to no session) and writes everyone's next to
+  its transcripts. A peer resumed after a crash finishes its game, not the session.
 * **Shutdown.** On Ctrl-C (SIGINT/SIGTERM with ``handle_signals``; when the player agrees)
   the peer sends a signed ``leave``; at any end it says ``bye`` on every link and waits
   (boundedly) for the others to close, so that its last frames are read before its sockets close.
@@ -58,9 +72,19 @@ import trio
 from ..crypto.identity import Identity, fingerprint_of, parse_fingerprint
 from ..engine import Move, View
 from ..protocol import verdict as v
-from ..protocol.config import ConfigError, TableConfig, lobby_id, table_id
-from ..protocol.frames import FrameError
-from ..protocol.session import PeerSession, drbg
+from ..protocol.config import ConfigError, TableConfig, lobby_id, session_id, table_id
+from ..protocol.frames import SESSION_RESULT, FrameError, open_frame
+from ..protocol.session import RESULT, PeerSession, drbg
+from ..protocol.tally import (
+    GameRecord,
+    Tally,
+    TallyError,
+    file_digest,
+    next_dealer,
+    open_result,
+    sign_result,
+    write_session_file,
+)
 from ..protocol.transcript import Report, verify_transcript
 from .known import KnownPeers, KnownPeersError
 from .link import Link
@@ -73,6 +97,7 @@ from .wire import (
     LINK,
     LISTENER,
     MAX_NAME,
+    NEXT,
     REFUSE,
     START,
     SYNC,
@@ -111,11 +136,26 @@ MAX_PENDING_PER_ADDRESS = 4
 HANDSHAKE_TIMEOUT = 5.0
 """Seconds a connection to our port has to prove its key."""
 
+REFUSE_WAIT = 5.0
+"""Seconds at most to hand a ``refuse`` to a peer before closing. The frame is small and our
+send buffer empty, so it never waits unless the peer stops reading; a generous bound (not 1 s)
+so a loaded machine's stall between arming the timer and sending cannot drop the reason."""
+
+LOBBY_CLOSE_WAIT = 5.0
+"""Seconds at most a host that gives up its lobby waits for its joiners to be told why."""
+
 ACCEPT_BACKOFF = (0.05, 1.0)
 """First and last delay after a failed accept (doubling): out of descriptors, we wait."""
 
 ACCEPT_QUIET = 10.0
 """Seconds without a failed accept that end a burst of them (one warning per burst)."""
+
+HELD_FRAMES = 64
+HELD_BYTES = 1 << 20
+"""Frames of a session's next game held, at most, until this peer starts it."""
+
+RESULT_WAIT = 10.0
+"""Seconds at most to wait for the others' signed session results at the end of a session."""
 
 _RESOURCE_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
@@ -159,6 +199,12 @@ class Player(Protocol):
         """Return when the player has shown the end (the node waits a few seconds at most)."""
         ...
 
+    def next_game(self, summary: str) -> bool:
+        """Between two games of a session: play the next one? ``summary`` is the session's
+        score line. Called in a worker thread (a person may take a while to answer), within
+        the table's timeout; a bot always continues, a person is asked (default no)."""
+        ...
+
 
 class GamePort:
     """What a :class:`Player` may do at the table: wait for its turn, see its view, play,
@@ -166,6 +212,7 @@ class GamePort:
 
     def __init__(self, node: Node) -> None:
         self._node = node
+        self._game = node.session  # a port serves one game of a session
 
     @property
     def seat(self) -> int:
@@ -179,7 +226,7 @@ class GamePort:
 
     @property
     def over(self) -> bool:
-        return self._node.over.is_set()
+        return self._node.over.is_set() or self._node.session is not self._game
 
     @property
     def my_turn(self) -> bool:
@@ -256,6 +303,8 @@ class NodeOptions:
     handshake_timeout: float = HANDSHAKE_TIMEOUT  # a stranger's time to prove its key
     max_pending: int = MAX_PENDING  # unauthenticated connections at most...
     max_pending_per_address: int = MAX_PENDING_PER_ADDRESS  # ...and from one address
+    results: Callable[[Tally], list[str]] | None = None  # a session's results table (cli)
+    fresh_player: Callable[[], Player] | None = None  # a new player per later game; None: same
 
 
 @dataclass
@@ -302,6 +351,7 @@ class _Lobby:
     start_frame: bytes = b""
     full: trio.Event = field(default_factory=trio.Event)
     error: str = ""
+    waiting: int = 0  # joiners' connections in _lobby_join, told why if the lobby closes
 
 
 class Node:
@@ -337,6 +387,21 @@ class Node:
         self._admission = _Admission(options.max_pending, options.max_pending_per_address)
         self._quiet = _Quiet()
         self._ended = False  # the player was told of the end
+        # A session of games (M24): see the module docstring.
+        self.closing = trio.Event()  # the table breaks up: links end, nobody redials
+        self.tally: Tally | None = None
+        self.game_files: list[Path] = []  # this peer's transcripts of the counted games
+        self.session_file: Path | None = None
+        self._held: list[tuple[bytes, bytes]] = []  # (frame, source) of the next game
+        self._votes: dict[tuple[int, bytes], bool] = {}  # (game, key) -> plays the next one
+        self._voted = trio.Event()
+        self._my_vote: bytes | None = None
+        self._results: dict[bytes, bytes] = {}  # signer -> signed session result
+        self._result_in = trio.Event()
+        self._my_result: bytes | None = None
+        self._left: set[bytes] = set()  # players gone between games
+        self._resumed = False  # a game rebuilt after a crash: its session's tally is lost
+        self._asking: trio.CancelScope | None = None  # "next game?" is open (Ctrl-C: no)
 
     # ------------------------------------------------------------------ entry points
 
@@ -371,6 +436,7 @@ class Node:
                     f"the table did not fill within {self.o.lobby_wait:g} s"
                     f" ({len(lobby.joined) + 1} of {config.players} players)"
                 )
+                await self._close_lobby(lobby, reason)
                 self._conclude(Outcome(EXIT_FAILED, reason))
 
         return await self._run(listeners, body)
@@ -439,6 +505,7 @@ class Node:
         task_status.started(self.port)
 
         async def body() -> None:
+            self._resumed = True
             self._begin(saved, frames, {})
             await self._play_out()
 
@@ -464,14 +531,22 @@ class Node:
     # ------------------------------------------------------------------ the game
 
     def _begin(
-        self, saved: SavedGame, frames: list[bytes] | None, first: dict[int, FrameStream]
+        self,
+        saved: SavedGame,
+        frames: list[bytes] | None,
+        first: dict[int, FrameStream],
+        *,
+        later: bool = False,
     ) -> None:
-        """Make (or rebuild) the session, save what a restart needs, start the game's tasks."""
+        """Make (or rebuild) the session, save what a restart needs, start the game's tasks.
+        ``later``: a session's next game, over the links of the first (whose table id the
+        links stay bound to)."""
         assert self._nursery is not None
         self.saved = saved
         keys = [e.key for e in saved.roster]
         self._names = {e.key: e.name for e in saved.roster}
-        self._table_id = table_id(saved.config, keys)
+        if not later:
+            self._table_id = table_id(saved.config, keys)
         self.send_timeout = min(self.o.connect_timeout, saved.config.timeout)
         now = trio.current_time()
         self.stats.players = saved.config.players
@@ -506,14 +581,21 @@ class Node:
         self.ready.set()
         self._nursery.start_soon(self._ticker)
         self._nursery.start_soon(self.o.player.play, GamePort(self))
-        for index in range(saved.me):
-            self._nursery.start_soon(self._keep_link, index, first.get(index))
+        if not later:
+            for index in range(saved.me):
+                self._nursery.start_soon(self._keep_link, index, first.get(index))
         self._handle(outputs)
 
     def on_frame(self, frame: bytes, source: bytes) -> None:
         """A game frame from the link to ``source``."""
         session = self.session
+        late = session is not None and (session.stage >= RESULT or self.over.is_set())
+        if late and _kind_of(frame) == SESSION_RESULT:  # another peer's session is over
+            self._take_result(source, frame)
+            return
         if session is None or self.over.is_set():
+            if session is not None and self._next_may_come():
+                self._hold(frame, source)
             return
         self.stats.frames_in += 1
         self.stats.bytes_in += len(frame)
@@ -525,6 +607,10 @@ class Node:
         if message.kind == BYE:
             self.gone.add(link.key)
             log.info("%s is done: %s", self._label(link.key), str(message.body["reason"])[:200])
+            return
+        if message.kind == NEXT:  # it may come before this peer is done with that game
+            self._votes[(int(message.body["game"]), link.key)] = bool(message.body["go"])
+            self._voted.set()
             return
         if message.kind == SYNC and session is not None:
             have: dict[bytes, int] = {}
@@ -577,7 +663,7 @@ class Node:
     async def _ticker(self) -> None:
         session = self.session
         assert session is not None
-        while not self.over.is_set():
+        while not self.over.is_set() and self.session is session:
             await trio.sleep(TICK)
             self._handle(session.tick(trio.current_time()))
 
@@ -590,14 +676,32 @@ class Node:
         self._handle(session.leave(reason, trio.current_time()))
 
     async def _play_out(self) -> None:
-        """Wait for the end, report it, close the links politely."""
-        await self.over.wait()
-        # Strangers are of no use now; their descriptors may be needed to check the transcript.
-        self._admission.shed(len(self._admission.pending))
-        self._admission.total = self._admission.configured = min(self._admission.total, 2)
-        with trio.move_on_after(5.0):  # the player's last words first (a person's table)
-            await self.o.player.closed()
-        outcome = await self._outcome()
+        """Wait for the end (of every game of a session), report it, close the links
+        politely."""
+        while True:
+            await self.over.wait()
+            # Strangers are of no use now; their descriptors may be needed to check the
+            # transcript.
+            self._admission.shed(len(self._admission.pending))
+            self._admission.total = self._admission.configured = min(self._admission.total, 2)
+            with trio.move_on_after(5.0):  # the player's last words first (a person's table)
+                await self.o.player.closed()
+            outcome = await self._outcome()
+            saved = self.saved
+            if saved is None or not saved.config.in_session:
+                break
+            if self._resumed:
+                self.o.echo(
+                    f"game {saved.config.game} of the session was resumed after a restart: the"
+                    " session ends here for this peer (its earlier games are in their own"
+                    " transcripts)"
+                )
+                break
+            go_on = await self._between_games(outcome)
+            if not go_on:
+                outcome = await self._end_session(outcome)
+                break
+            self._next_game()
         linger = 1.0 if outcome.finished is None else 5.0
         await self._shutdown(min(linger, self.saved.config.timeout if self.saved else linger))
         self._conclude(outcome)
@@ -629,7 +733,221 @@ class Node:
             EXIT_OK, f"result: {result}", end, report=report, transcript=saved.transcript
         )
 
+    # ------------------------------------------------------------------ sessions (M24)
+
+    def _game_path(self, config: TableConfig, number: int) -> Path:
+        """This peer's transcript of a session's game ``number``: ``NAME-gN.moska`` beside
+        the ``--transcript`` named (a single game: that very file)."""
+        base = self.o.transcript
+        if not config.in_session:
+            return base
+        return base.with_name(f"{base.stem}-g{number}{base.suffix}")
+
+    def _next_may_come(self) -> bool:
+        """Whether a frame that comes after this game's end may be of the session's next."""
+        saved = self.saved
+        return (
+            saved is not None
+            and saved.config.in_session
+            and saved.config.game < saved.config.games
+            and not self.closing.is_set()
+        )
+
+    def _hold(self, frame: bytes, source: bytes) -> None:
+        if len(self._held) < HELD_FRAMES and sum(len(f) for f, _ in self._held) < HELD_BYTES:
+            self._held.append((frame, source))
+
+    def _record(self, outcome: Outcome) -> GameRecord | None:
+        """Count the game just over in the session's tally (None: not a game to count, one
+        stopped before anybody had a seat to forfeit)."""
+        session, saved = self.session, self.saved
+        assert session is not None and saved is not None
+        end = self._end
+        if session.game_id is None:
+            return None
+        if isinstance(end, v.Finished) and outcome.code == EXIT_OK:
+            record = GameRecord(
+                saved.config.game,
+                session.game_id,
+                bytes.fromhex(end.final_state_hash),
+                tuple(end.losers),
+                False,
+                session.dealer,
+            )
+        elif isinstance(end, v.Stopped) and any(s >= 0 for s in end.verdict.seats):
+            seats = tuple(sorted(s for s in end.verdict.seats if s >= 0))  # as verify does
+            number = saved.config.game
+            record = GameRecord(number, session.game_id, b"", seats, True, session.dealer)
+        else:
+            return None
+        if self.tally is None:
+            names = [self._seat_name(s) for s in range(len(session.seats))]
+            self.tally = Tally(names, saved.config.games)
+        self.tally.record(record)
+        self.game_files.append(saved.transcript)
+        return record
+
+    async def _between_games(self, outcome: Outcome) -> bool:
+        """Count the game, print the score line, and agree with everyone on the next game:
+        True when all play it."""
+        saved, session = self.saved, self.session
+        assert saved is not None and session is not None
+        config = saved.config
+        record = self._record(outcome)
+        if record is None:
+            if isinstance(self._end, v.Stopped):
+                # Gone before the next game began (a timeout before the seats were drawn):
+                # it never started, so it is not counted, and whoever was silent left.
+                self._left.update(k for k in self._end.verdict.keys if k != self.me)
+                if saved.transcript.exists():
+                    aside = saved.transcript.with_name(saved.transcript.name + ".unplayed")
+                    saved.transcript.replace(aside)
+                    self.o.echo(f"game {config.game} never started; its frames are in {aside}")
+            return False
+        assert self.tally is not None
+        self.o.echo(self.tally.score_line())
+        if record.forfeit or config.game >= config.games:
+            return False
+        go = False
+        with trio.move_on_after(config.timeout) as asking:
+            self._asking = asking
+            try:
+                go = bool(
+                    await trio.to_thread.run_sync(
+                        self.o.player.next_game, self.tally.score_line(), abandon_on_cancel=True
+                    )
+                )
+            except Exception as error:  # the player could not answer: it does not go on
+                log.warning("asking for the next game failed: %s", _reason(error))
+        self._asking = None
+        if asking.cancelled_caught:  # Ctrl-C or the timeout: end the question's open line
+            self.o.echo("")
+        self._my_vote = net_frame(self.identity, NEXT, {"game": config.game, "go": go})
+        for link in self.links.values():
+            link.enqueue(self._my_vote)
+        if not go:
+            self.o.echo("you end the session here")
+            return False
+        others = [e.key for e in saved.roster if e.key != self.me]
+
+        def votes() -> list[bool | None]:
+            return [self._votes.get((config.game, k)) for k in others]
+
+        with trio.move_on_after(config.timeout):
+            while None in votes() and False not in votes():
+                self._voted = trio.Event()
+                await self._voted.wait()
+        noes = [k for k, vote in zip(others, votes(), strict=True) if vote is False]
+        silent = [k for k, vote in zip(others, votes(), strict=True) if vote is None]
+        for key in noes:
+            self.o.echo(f"{self._label(key)} ends the session here")
+        if silent and not noes:
+            self._left.update(silent)
+            for key in silent:
+                self.o.echo(f"{self._label(key)} did not answer: the session ends")
+        return not noes and not silent
+
+    def _next_game(self) -> None:
+        """Start the session's next game over the same links: the seats kept, the loser
+        dealing (M24), the held frames of it fed in."""
+        old, saved = self.session, self.saved
+        assert old is not None and saved is not None and old.game_id is not None
+        assert old.game is not None
+        dealer = next_dealer(old.dealer, old.game.loser)
+        config = saved.config.next_game(old.game_id, old.seats, dealer)
+        number = config.game
+        saved = SavedGame(
+            self._game_path(config, number),
+            secrets.token_bytes(32),
+            config,
+            saved.roster,
+            saved.me,
+            saved.name,
+            saved.host_address,
+        )
+        self.over = trio.Event()
+        self._end = None
+        self._ended = False
+        self._my_vote = None
+        self.o.echo(f"game {number} of {config.games}: seat {dealer} deals (the last loser)")
+        if self.o.fresh_player is not None:  # a person's table is drawn anew for each game
+            self.o.player = self.o.fresh_player()
+        self._begin(saved, None, {}, later=True)
+        held, self._held = self._held, []
+        for frame, source in held:
+            self.on_frame(frame, source)
+
+    def _take_result(self, source: bytes, frame: bytes) -> None:
+        """Another peer's signed session result (kept when it is that peer's, signed)."""
+        try:
+            result = open_result(frame)
+        except TallyError as error:
+            log.warning("a session result from %s: %s", self._label(source), error)
+            return
+        if result.signer == source:
+            self._results[source] = frame
+            self._result_in.set()
+
+    async def _end_session(self, outcome: Outcome) -> Outcome:
+        """Sign the session's result, swap it with everyone's, write the session file, print
+        the results table. The session's exit code: 0 when it ended between games (all games
+        played, a peer that declined or left), else the last game's."""
+        saved, tally = self.saved, self.tally
+        assert saved is not None
+        if tally is None:  # not one game counted: nothing to sign
+            return outcome
+        session = self.session
+        assert session is not None
+        seats = tuple(saved.config.seating) or tuple(session.seats)  # kept from game 1
+        sid = session_id(saved.config, [e.key for e in saved.roster])
+        last = tally.games[-1]
+        if last.forfeit:
+            end = f"game {last.number} was stopped by a verdict"
+        elif len(tally.games) == saved.config.games:
+            end = f"all {saved.config.games} games played"
+        else:
+            end = f"ended after game {len(tally.games)} of {saved.config.games}"
+        try:
+            digests = [await trio.to_thread.run_sync(file_digest, p) for p in self.game_files]
+        except OSError as error:
+            self.o.echo(f"cannot read this peer's transcripts to sign the session: {error}")
+            return outcome
+        self._my_result = sign_result(
+            self.identity, sid, seats, tally.games, digests, sorted(self._left), end
+        )
+        self._results[self.me] = self._my_result
+        for link in self.links.values():
+            link.enqueue(self._my_result)
+        expected = {e.key for e in saved.roster} - self._left
+        with trio.move_on_after(min(RESULT_WAIT, saved.config.timeout)):
+            while not expected <= set(self._results):
+                self._result_in = trio.Event()
+                await self._result_in.wait()
+        missing = sorted(expected - set(self._results))
+        for key in missing:
+            self.o.echo(f"no signed session result from {self._label(key)}")
+        path = self.o.transcript.with_name(
+            f"{self.o.transcript.stem}-session{self.o.transcript.suffix}"
+        )
+        others = [f for k, f in sorted(self._results.items()) if k != self.me]
+        try:
+            write_session_file(path, self.me, sid, [self._my_result, *others])
+            self.session_file = path
+        except OSError as error:
+            self.o.echo(f"cannot write the session file {path}: {error}")
+        lines = self.o.results(tally) if self.o.results is not None else [tally.score_line()]
+        for line in lines:
+            self.o.echo(line)
+        self.o.echo(
+            f"session over ({end}); signed by {len(self._results)} of {len(saved.roster)}"
+            f" players: {path}"
+        )
+        if last.forfeit:
+            return outcome
+        return Outcome(EXIT_OK, f"session over: {end}", outcome.finished, report=outcome.report)
+
     async def _shutdown(self, linger: float) -> None:
+        self.closing.set()
         bye = self._bye()
         for link in list(self.links.values()):
             link.finish(bye)
@@ -822,9 +1140,12 @@ class Node:
         return entry if entry.host and entry.verify(lobby) else None
 
     async def _refuse(self, fs: FrameStream, reason: str) -> NoReturn:
-        """Tell the other side why, then end this connection (raises)."""
-        with trio.move_on_after(1.0):
-            await fs.send(net_frame(self.identity, REFUSE, {"reason": reason}))
+        """Tell the other side why, then end this connection (raises). The frame is signed
+        before the timer starts, and the timer is :data:`REFUSE_WAIT`: only a peer that does
+        not read can make it run out, not a slow machine."""
+        frame = net_frame(self.identity, REFUSE, {"reason": reason})
+        with trio.move_on_after(REFUSE_WAIT):
+            await fs.send(frame)
         raise HandshakeError(f"refused: {reason}")
 
     async def _serve_link(self, key: bytes, fs: FrameStream) -> None:
@@ -840,6 +1161,10 @@ class Node:
         self.stats.links += 1
         have = [[k, seq] for k, seq in session.sync_state().items()]
         link.enqueue(net_frame(self.identity, SYNC, {"have": have}))
+        if self._my_vote is not None:  # a link that was down between games: our answer
+            link.enqueue(self._my_vote)
+        if self._my_result is not None:
+            link.enqueue(self._my_result)
         log.info("connected to %s", self._label(key))
         try:
             await link.run()
@@ -863,7 +1188,7 @@ class Node:
             host, port = saved.host_address
         delay = MIN_BACKOFF
         stream = first
-        while not self.over.is_set() and entry.key not in self.gone:
+        while not self.closing.is_set() and entry.key not in self.gone:
             if stream is None:
                 try:
                     stream = await self._dial(host, port, entry.key)
@@ -882,7 +1207,7 @@ class Node:
                 finally:
                     await trio.aclose_forcefully(stream.stream)
                     stream = None
-                if self.over.is_set() or entry.key in self.gone:
+                if self.closing.is_set() or entry.key in self.gone:
                     break
             await trio.sleep(delay)
             delay = min(delay * 2, MAX_BACKOFF)
@@ -978,6 +1303,7 @@ class Node:
             self.o.echo(
                 f"table at {host}:{port}: {config.preset} for {config.players} players,"
                 f" opened by {host_name} ({fingerprint_of(hi.key)}); timeout {config.timeout:g} s"
+                + (f"; a session of {config.games} games" if config.in_session else "")
             )
             lobby = lobby_id(config)
             entry = Entry.sign(
@@ -998,7 +1324,8 @@ class Node:
             raise
         me = next(i for i, e in enumerate(roster) if e.key == self.me)
         secret = secrets.token_bytes(32)
-        saved = SavedGame(self.o.transcript, secret, config, roster, me, self.o.name, (host, port))
+        path = self._game_path(config, 1)
+        saved = SavedGame(path, secret, config, roster, me, self.o.name, (host, port))
         return fs, saved
 
     def _my_host(self, stream: trio.abc.Stream) -> str:
@@ -1084,21 +1411,37 @@ class Node:
         if count == lobby.config.players:
             self._seal()
         left = True
-        with seat:
-            left = await self._left_before_start(fs)
-        if seat.cancelled_caught:
-            await self._refuse(
-                fs,
-                "replaced by a newer join with the same key (the same command run twice? every"
-                " seat needs a key of its own: --identity FILE)",
-            )
-        if left:
-            if lobby.roster is None and lobby.joined.get(msg.key, (entry, None))[1] is seat:
-                del lobby.joined[msg.key]
-                who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
-                self.o.echo(f"{who} left before the start")
-            return
+        lobby.waiting += 1  # until this joiner has its refusal, or the game starts
+        try:
+            with seat:
+                left = await self._left_before_start(fs)
+            if seat.cancelled_caught:
+                await self._refuse(
+                    fs,
+                    "replaced by a newer join with the same key (the same command run twice?"
+                    " every seat needs a key of its own: --identity FILE)",
+                )
+            if left:
+                if lobby.roster is None and lobby.joined.get(msg.key, (entry, None))[1] is seat:
+                    del lobby.joined[msg.key]
+                    who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
+                    self.o.echo(f"{who} left before the start")
+                return
+            if self.session is None:  # the host gave up (_close_lobby) or could not start
+                await self._refuse(fs, lobby.error or "the game could not start")
+        finally:
+            lobby.waiting -= 1
         await self._send_start(fs, msg.key)
+
+    async def _close_lobby(self, lobby: _Lobby, reason: str) -> None:
+        """The host gives up its lobby: every waiting joiner gets ``reason`` in a ``refuse``
+        (via :meth:`_send_start`) before the node closes its connections, not a bare close
+        ("the other side closed the connection" told it nothing)."""
+        lobby.error = reason
+        lobby.full.set()
+        with trio.move_on_after(LOBBY_CLOSE_WAIT):
+            while lobby.waiting:
+                await trio.sleep(0.01)
 
     def _lobby_refusal(self, key: bytes, entry: Entry) -> str:
         """Why the lobby cannot seat the joiner ``key`` (its roster ``entry``) now, "" if it
@@ -1107,6 +1450,8 @@ class Node:
         assert lobby is not None
         if lobby.roster is not None:
             return "" if any(e.key == key for e in lobby.roster) else "the game has started"
+        if lobby.full.is_set():  # the host gave up the lobby (_close_lobby): it seats no one
+            return lobby.error or "the table is closing"
         if key == self.me:
             return (
                 "that is the host's own key: every seat needs a key of its own"
@@ -1163,7 +1508,7 @@ class Node:
         body = {"config": lobby.config.to_wire(), "roster": [e.to_wire() for e in lobby.roster]}
         lobby.start_frame = net_frame(self.identity, START, body)
         saved = SavedGame(
-            self.o.transcript,
+            self._game_path(lobby.config, 1),
             secrets.token_bytes(32),
             lobby.config,
             lobby.roster,
@@ -1194,6 +1539,10 @@ class Node:
         """Ctrl-C: leave with a signed message; a second Ctrl-C stops at once."""
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
             async for _ in received:
+                if self._asking is not None:  # Ctrl-C at "next game?": no, the session ends
+                    self._asking.cancel()
+                    self._asking = None
+                    continue
                 if self.interrupted or self.over.is_set():
                     assert self._nursery is not None
                     self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted"))
@@ -1233,6 +1582,7 @@ class Node:
         self.o.echo(
             f"table open: {config.preset} for {config.players} players"
             f"{' (' + options + ')' if options else ''}, timeout {config.timeout:g} s;"
+            f"{f' a session of {config.games} games;' if config.in_session else ''}"
             f" host {self.o.name} ({self.identity.fingerprint})"
         )
         if self.o.bind in ("0.0.0.0", "", "::"):
@@ -1270,6 +1620,14 @@ class Node:
         if session is not None and key in session.seat_of:
             return self._seat_label(session.seat_of[key])
         return f"{_printable(self._names.get(key, 'a peer'))} ({fingerprint_of(key)})"
+
+
+def _kind_of(frame: bytes) -> str:
+    """A frame's kind ("" for a malformed one: the session says why)."""
+    try:
+        return open_frame(frame[4:])[0]
+    except FrameError:
+        return ""
 
 
 def _refused(error: BaseException) -> bool:

@@ -35,6 +35,14 @@ Types:
             with the game frames the sender lacks.
 ``bye``     the sender is done with this connection (the game ended or it left): do not redial.
 ``refuse``  the listener will not take this connection: ``reason``.
+``next``    between two games of a session (RULES M24, ``host --games N``): ``game``, the number
+            of the game just played, and ``go``, whether the sender plays the next one. Every
+            peer sends it on every link and waits for everyone's; one ``false`` (or a peer
+            gone past the table's timeout) ends the session for all.
+
+At the end of a session each peer also sends its signed session result on every link: a frame
+of kind ``session-result`` (:mod:`moska_p2p.protocol.tally`, signed by its author like a game
+frame, up to 16 KiB), which the node keeps next to its transcripts and hands to no session.
 
 **Authentication** is a mutual challenge-response: each side sends a fresh 32-byte nonce and
 signs (kind ``net/link-auth``) the transcript ``table id || dialer key || listener key || dialer
@@ -62,12 +70,14 @@ from ..crypto.identity import (
     is_acceptable_public_key,
     verify,
 )
+from ..protocol.config import MAX_GAMES
 from ..protocol.frames import (
     GAME_KINDS,
     LENGTH_SIZE,
     MAX_FRAME,
     NET_PREFIX,
     PRE_AUTH_MAX_FRAME,
+    SESSION_RESULT,
     Field,
     FrameDecoder,
     FrameError,
@@ -89,6 +99,7 @@ HI, JOIN, WELCOME, START, LINK, SYNC, BYE, REFUSE = (
     "bye",
     "refuse",
 )
+NEXT = "next"
 LINK_AUTH = "net/link-auth"
 """Signature kind of a link proof (:func:`link_proof`)."""
 ADDRESS = "net/address"
@@ -123,6 +134,7 @@ _SPECS: dict[str, Spec] = {
     SYNC: {"have": Field(list, items=Field(list, length=2, items=(bytes, int)))},
     BYE: {"reason": str},
     REFUSE: {"reason": str},
+    NEXT: {"game": Field(int, minimum=1, maximum=MAX_GAMES), "go": bool},
 }
 _TEXT_LIMITS = {"name": MAX_NAME, "host": MAX_HOST, "reason": MAX_REASON}
 
@@ -288,12 +300,13 @@ def parse_net(kind: str, payload: bytes, signature: bytes) -> NetMessage:
 
 
 def classify(body: bytes) -> NetMessage | None:
-    """Tell a frame body apart: ``None`` for a game frame (its payload undecoded: the session
-    checks it), a verified :class:`NetMessage` for a lobby/link message; :class:`FrameError`
-    for anything else (not a frame, an oversized payload, an announcement, a net message with a
-    bad field or signature): the connection is unusable."""
+    """Tell a frame body apart: ``None`` for a game frame or a session result (its payload
+    undecoded: the session or the node checks it), a verified :class:`NetMessage` for a
+    lobby/link message; :class:`FrameError` for anything else (not a frame, an oversized
+    payload, an announcement, a net message with a bad field or signature): the connection is
+    unusable."""
     kind, payload, signature = open_frame(body)
-    if kind in GAME_KINDS:
+    if kind in GAME_KINDS or kind == SESSION_RESULT:
         return None
     return parse_net(kind, payload, signature)
 
@@ -372,6 +385,7 @@ __all__ = [
     "LINK_AUTH",
     "LISTENER",
     "MAX_NAME",
+    "NEXT",
     "REFUSE",
     "START",
     "SYNC",

@@ -4,6 +4,14 @@ A :class:`TableConfig` is plain data with one canonical encoding; its hash, with
 roster of the players' public keys, is the *table id* that the first message of every peer
 carries. A fresh ``table_nonce`` per game makes every table id new, so a signed message of an
 earlier game can never be mistaken for one of this game.
+
+A table that plays a *session* (RULES M24: ``moska host --games N``) adds its place in the
+session to the settings: the planned number of games, this game's number, and from the
+second game on the seats (kept from the first game), the dealer (the previous game's loser)
+and the previous game's id. So every game of a session has its own table id, hence its own
+game id bound into every signature (a frame of game 1 is "another game" in game 2), and each
+game's settings chain it to the one before: a verifier can check the order of the games and
+who dealt from the transcripts alone (:mod:`.tally`).
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ import hashlib
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..engine import make_rules
@@ -23,6 +31,9 @@ MAX_OPTIONS = 32
 MAX_OPTION_TEXT = 40
 _OPTION_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 _WIRE_FIELDS = ("preset", "players", "options", "timeout", "nonce", "version")
+_SESSION_FIELDS = ("games", "game", "seating", "dealer", "previous")
+MAX_GAMES = 100
+"""Games a session may plan at most (the signed session result lists every one)."""
 
 
 class ConfigError(ValueError):
@@ -37,6 +48,11 @@ class TableConfig:
     options: Mapping[str, str] = field(default_factory=dict)
     timeout: float = DEFAULT_TIMEOUT  # seconds a peer may take to answer (abandon after)
     version: int = PROTOCOL_VERSION
+    games: int = 1  # the session's planned games (M24); 1: a single game, no session fields
+    game: int = 1  # this game's number in the session, from 1
+    seating: tuple[bytes, ...] = ()  # game 2 on: the seats' keys, seat 0 first (game 1's)
+    dealer: int = -1  # game 2 on: the dealer's seat, the previous game's loser (M24)
+    previous: bytes = b""  # game 2 on: the previous game's id
 
     def __post_init__(self) -> None:
         if not isinstance(self.preset, str) or not isinstance(self.options, Mapping):
@@ -71,6 +87,51 @@ class TableConfig:
             or not 0 < self.timeout <= 3600
         ):
             raise ConfigError("the timeout must be between 0 and 3600 seconds")
+        self._check_session()
+
+    def _check_session(self) -> None:
+        games, game = self.games, self.game
+        if type(games) is not int or type(game) is not int:
+            raise ConfigError("the session's games and game number must be integers")
+        if not 1 <= games <= MAX_GAMES:
+            raise ConfigError(f"a session plays 1 to {MAX_GAMES} games, not {games}")
+        if not 1 <= game <= games:
+            raise ConfigError(f"game {game} is not one of the session's {games}")
+        if not isinstance(self.seating, tuple) or not isinstance(self.previous, bytes):
+            raise ConfigError("the seating must be a tuple of keys and previous bytes")
+        if type(self.dealer) is not int:
+            raise ConfigError("the dealer must be an integer")
+        if game == 1:
+            if self.seating or self.dealer != -1 or self.previous:
+                raise ConfigError("the first game draws its seats and dealer (M2)")
+            return
+        seats = self.seating
+        if len(seats) != self.players or len(set(seats)) != len(seats):
+            raise ConfigError(f"the seating must list {self.players} distinct keys")
+        if not all(isinstance(k, bytes) and len(k) == 32 for k in seats):
+            raise ConfigError("the seating must list 32-byte keys")
+        if not 0 <= self.dealer < self.players:
+            raise ConfigError(f"the dealer must be a seat 0..{self.players - 1}")
+        if len(self.previous) != 32:
+            raise ConfigError("the previous game's id must be 32 bytes")
+
+    @property
+    def in_session(self) -> bool:
+        """Whether this table plays a session of games (the settings carry ``session``)."""
+        return self.games > 1
+
+    def first(self) -> TableConfig:
+        """The settings of the session's first game (what its id is made of)."""
+        return replace(self, game=1, seating=(), dealer=-1, previous=b"")
+
+    def next_game(self, previous: bytes, seating: Sequence[bytes], dealer: int) -> TableConfig:
+        """The settings of the session's next game: the seats kept, the previous game's loser
+        dealing (M24), chained to the previous game by its id."""
+        if self.game >= self.games:
+            raise ConfigError(f"the session has only {self.games} games")
+        return replace(
+            self, game=self.game + 1, seating=tuple(seating), dealer=dealer, previous=previous
+        )
 
     def to_wire(self) -> dict[str, Any]:
         """The config as a msgpack-ready map (options sorted by name)."""
@@ -81,7 +142,19 @@ class TableConfig:
             "timeout": float(self.timeout),
             "nonce": self.table_nonce,
             "version": self.version,
-        }
+        } | (
+            {
+                "session": {
+                    "games": self.games,
+                    "game": self.game,
+                    "seating": list(self.seating),
+                    "dealer": self.dealer,
+                    "previous": self.previous,
+                }
+            }
+            if self.in_session
+            else {}
+        )
 
     @classmethod
     def from_wire(cls, data: object) -> TableConfig:
@@ -90,7 +163,7 @@ class TableConfig:
         wrong type, an unknown option or value (an option named ``preset`` included)."""
         if not isinstance(data, Mapping):
             raise ConfigError(f"the table settings must be a map, not {type(data).__name__}")
-        unknown = sorted(str(k) for k in data if k not in _WIRE_FIELDS)
+        unknown = sorted(str(k) for k in data if k not in (*_WIRE_FIELDS, "session"))
         if unknown:
             raise ConfigError(f"unknown table setting {unknown[0][:40]!r}")
         missing = [k for k in _WIRE_FIELDS if k not in data]
@@ -111,7 +184,23 @@ class TableConfig:
             raise ConfigError("nonce must be bytes and version an integer")
         if version != PROTOCOL_VERSION:
             raise ConfigError(f"protocol version {version} is not {PROTOCOL_VERSION}")
-        return cls(preset, players, nonce, dict(options), float(timeout), version)
+        session: dict[str, Any] = {}
+        if "session" in data:
+            place = data["session"]
+            if not isinstance(place, Mapping) or set(place) != set(_SESSION_FIELDS):
+                raise ConfigError(f"the session settings must be a map of {_SESSION_FIELDS}")
+            seating = place["seating"]
+            if not isinstance(seating, list) or not all(isinstance(k, bytes) for k in seating):
+                raise ConfigError("the session's seating must be a list of keys")
+            session = {k: place[k] for k in _SESSION_FIELDS} | {"seating": tuple(seating)}
+            if place["games"] == 1:
+                raise ConfigError("a single game carries no session settings")
+        try:
+            return cls(
+                preset, players, nonce, dict(options), float(timeout), version, **session
+            )
+        except TypeError as error:  # pragma: no cover - every field is checked above
+            raise ConfigError(str(error)) from None
 
     def canonical(self) -> bytes:
         """A canonical byte form (independent of msgpack), for hashing."""
@@ -122,7 +211,11 @@ class TableConfig:
             f"timeout={self.timeout!r}",
             "options=" + ",".join(f"{k}={self.options[k]}" for k in sorted(self.options)),
         ]
-        return "\n".join(parts).encode() + b"\nnonce=" + self.table_nonce
+        text = "\n".join(parts).encode() + b"\nnonce=" + self.table_nonce
+        if self.in_session:  # after the fixed-size nonce: unambiguous
+            text += f"\nsession={self.games}/{self.game}\ndealer={self.dealer}".encode()
+            text += b"\nseating=" + b"".join(self.seating) + b"\nprevious=" + self.previous
+        return text
 
 
 def table_id(config: TableConfig, roster: Sequence[bytes]) -> bytes:
@@ -132,6 +225,12 @@ def table_id(config: TableConfig, roster: Sequence[bytes]) -> bytes:
     for key in sorted(roster):
         h.update(key)
     return h.digest()
+
+
+def session_id(config: TableConfig, roster: Sequence[bytes]) -> bytes:
+    """The id of a session: the table id of its first game (its settings with the planned
+    number of games, and its players)."""
+    return table_id(config.first(), roster)
 
 
 def lobby_id(config: TableConfig) -> bytes:

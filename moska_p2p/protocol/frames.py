@@ -123,6 +123,7 @@ VERDICT_CAP = MAX_PAYLOAD  # evidence: whole signed frames
 NET_CAP = 2 * KiB  # lobby and link messages
 NET_START_CAP = 4 * KiB  # the roster: six signed entries (names of up to 40 characters)
 BEACON_CAP = 1 * KiB  # a LAN announcement: about 300 bytes
+SESSION_CAP = 16 * KiB  # a signed session result: about 150 bytes per game, 100 games at most
 
 GAME_KINDS: dict[str, int] = {
     "hello": HELLO_CAP,
@@ -143,13 +144,22 @@ GAME_KINDS: dict[str, int] = {
 NET_PREFIX = "net/"
 NET_KINDS: dict[str, int] = {
     f"{NET_PREFIX}{name}": NET_START_CAP if name == "start" else NET_CAP
-    for name in ("hi", "join", "welcome", "start", "link", "sync", "bye", "refuse")
+    for name in ("hi", "join", "welcome", "start", "link", "sync", "bye", "refuse", "next")
 }
 """The network layer's lobby and link messages (``net/wire.py``) and their caps."""
 
 BEACON = "beacon"
 
-MAX_PAYLOAD_OF: dict[str, int] = {**GAME_KINDS, **NET_KINDS, BEACON: BEACON_CAP}
+SESSION_RESULT = "session-result"
+"""A peer's signed result of a session of games (:mod:`.tally`): never part of a game; it
+crosses a game link as a frame of its own (the node hands it to no session)."""
+
+MAX_PAYLOAD_OF: dict[str, int] = {
+    **GAME_KINDS,
+    **NET_KINDS,
+    BEACON: BEACON_CAP,
+    SESSION_RESULT: SESSION_CAP,
+}
 """Every kind a frame may have, and the largest payload of that kind, in bytes; a frame of any
 other kind is refused. Checked by :func:`open_frame` before the payload is decoded, and by
 :func:`encode_frame` so that we never send what a peer must refuse."""

@@ -135,6 +135,8 @@ class PeerSession:
         self.config = config
         self.roster = sorted(roster)
         self.peers = {key: _Peer(key=key, index=i) for i, key in enumerate(self.roster)}
+        if config.seating and sorted(config.seating) != self.roster:
+            raise LocalError("the session's seating does not list this table's players")
         self.table_id = table_id(config, self.roster)
         self.game_id: bytes | None = None
         self.stage = HELLO
@@ -694,9 +696,11 @@ class PeerSession:
             joint.update(self.peers[key].seat_secret)
         shared = joint.digest()
         self.seats = sorted(self.roster, key=lambda k: _hash(shared, k))
-        self.seat_of = {k: s for s, k in enumerate(self.seats)}
         # M2: the first dealer is drawn from the shared randomness.
         self.dealer = int.from_bytes(_hash(b"moska-p2p/dealer", shared), "big") % len(self.seats)
+        if self.config.seating:  # a session's later game (M24): its seats, the loser deals
+            self.seats, self.dealer = list(self.config.seating), self.config.dealer
+        self.seat_of = {k: s for s, k in enumerate(self.seats)}
         assert self.game_id is not None
         self._out.append(v.Seated(tuple(self.seats), self.dealer, self.game_id))
 
@@ -1171,6 +1175,7 @@ class PeerSession:
                     self.config.preset,
                     len(self.seats),
                     dealer=self.dealer,
+                    first_game=self.config.game == 1,  # D3: only a session's first game
                     **self._options(),
                 )
                 self._after_engine_step()

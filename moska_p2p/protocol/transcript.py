@@ -91,6 +91,16 @@ class Report:
     moves: int
     owner: str
     verdict: str | None = None
+    # What a session's chain of games is checked with (.tally): the header's settings and
+    # players, the owner's key, the seats and dealer the game had, and its loser (the seat
+    # that deals the next game, M24; a team's last seat holding cards in durak-teams).
+    config: TableConfig | None = None
+    roster: tuple[bytes, ...] = ()
+    owner_key: bytes = b""
+    seats: tuple[bytes, ...] = ()
+    dealer: int = -1
+    loser: int | None = None
+    names: tuple[str, ...] = ()  # the seats' names, as their hellos gave them
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -152,6 +162,15 @@ def verify_transcript(path: Path) -> Report:
             if msg.body["transcript"] != transcript_digest(frames[:index]):
                 fault = f"frame {index}: the owner's result does not sign the frames before it"
                 break
+    place: dict[str, Any] = {
+        "config": config,
+        "roster": tuple(roster),
+        "owner_key": owner,
+        "seats": tuple(observer.seats),
+        "dealer": observer.dealer,
+        "loser": observer.game.loser if observer.game is not None else None,
+        "names": tuple(observer.peers[k].name for k in observer.seats),
+    }
     if stopped is not None:
         # The owner's own signed leave ends its record of the game too (it forfeits).
         owner_left = stopped.kind == v.LEFT and stopped.keys == (owner,)
@@ -172,6 +191,7 @@ def verify_transcript(path: Path) -> Report:
             len(observer.moves),
             fingerprint_of(owner),
             stopped.describe(),
+            **place,
         )
     if fault is None and observer.stage != DONE:
         waiting = ", ".join(fingerprint_of(k) for k in observer.waiting_on())
@@ -195,6 +215,7 @@ def verify_transcript(path: Path) -> Report:
         len(frames),
         len(observer.moves),
         fingerprint_of(owner),
+        **place,
     )
 
 

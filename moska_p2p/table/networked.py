@@ -8,10 +8,12 @@ in the arena, and here that reason is the signed ``leave`` the other peers' verd
 
 * :class:`BotAtTable` — a bot: a built-in one thinks inline; any other in a worker thread,
   within its budget (at most the table's timeout); with ``echo``, one line per move.
-* :class:`PersonAtTable` — a person at the terminal: the prompt runs in a worker thread
-  within the table's timeout; the table is redrawn by one task between prompts (a lock keeps
-  the prompt, the redraws and the "leave the game?" question apart); Ctrl-C asks before
-  leaving; a game that ends meanwhile closes the prompt.
+* :class:`PersonAtTable` — a person at the terminal: the screen (the full-screen table of
+  ``ui.app``, opened as the game starts, in the main thread so it follows resizes) is
+  updated by one task after each move; the question for a move runs in a worker thread
+  within the table's timeout (a lock keeps the question, the updates and "leave the game?"
+  apart); Ctrl-C asks before leaving; a game that ends meanwhile closes the question, and
+  the screen is closed (the final table left on the terminal) before the node reports.
 """
 
 from __future__ import annotations
@@ -89,6 +91,9 @@ class BotAtTable:
     async def closed(self) -> None:
         return None
 
+    def next_game(self, summary: str) -> bool:
+        return True  # a bot's seat plays every game of a session (M24)
+
 
 class Screen(Protocol):
     """What :class:`PersonAtTable` needs of the terminal (``ui.terminal.TerminalPlayer``)."""
@@ -97,6 +102,8 @@ class Screen(Protocol):
     seat: int
     view_source: Callable[[], View] | None
 
+    def open(self) -> None: ...
+    def close(self) -> None: ...
     def choose(self, view: View, legal_moves: Sequence[Move]) -> Move: ...
     def observe(self, event: Event) -> None: ...
     def end_game(self, result: GameResult) -> None: ...
@@ -122,6 +129,7 @@ class PersonAtTable:
     async def play(self, port: GamePort) -> None:
         self._port = port
         self.person.view_source = port.view
+        self.person.open()
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             nursery.start_soon(self._show)
@@ -172,6 +180,7 @@ class PersonAtTable:
                         self.person.observe(item)
                     else:
                         self.person.end_game(item)
+        self.person.close()  # the node prints its report on the terminal after this
         self._screen_done.set()
 
     async def _ask_leave(self, scope: trio.CancelScope) -> None:
@@ -222,3 +231,10 @@ class PersonAtTable:
 
     async def closed(self) -> None:
         await self._screen_done.wait()
+
+    def next_game(self, summary: str) -> bool:
+        """Between two games of a session (the node calls it in a worker thread, once this
+        game's screen is closed): the score line, then "next game? [y/N]", no by default
+        (M24); with the screen closed it is a line question on the terminal."""
+        ask = getattr(self.person, "ask_yes", None)
+        return callable(ask) and bool(ask(f"{summary}\nnext game?", default=False))

@@ -293,9 +293,12 @@ def test_an_error_no_command_foresaw_is_one_line_without_a_traceback(
 
 
 def test_the_same_join_run_twice_tells_the_first_why_it_lost_its_seat(place: Place) -> None:
+    # The host's lobby must outlast three interpreter start-ups (5-6 s each on a loaded
+    # 2-core machine): with HOST's --wait 5 it gave up first and the joiner read a bare close.
     key = place.home / "bob.pem"
     Identity.generate().save(key)
-    host = _start([*HOST[:2], "3", *HOST[3:], "--bot", "greedy", "--port", "0"], place, "host")
+    host = _start([*HOST[:2], "3", *HOST[3:], "--bot", "greedy", "--port", "0", "--wait", "120"],
+                  place, "host")  # fmt: skip
     procs = [host]
     try:
         port = _host_port(host, place)
@@ -303,11 +306,12 @@ def test_the_same_join_run_twice_tells_the_first_why_it_lost_its_seat(place: Pla
                 "--identity", str(key), "-q"]  # fmt: skip
         first = _start([*join, "--transcript", "a.moska"], place, "first")
         procs.append(first)
-        deadline = time.monotonic() + 20
-        while "joined; waiting" not in _text(place, "first") and time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while "joined; waiting" not in _text(place, "first"):
+            assert first.poll() is None and time.monotonic() < deadline, _text(place, "first")
             time.sleep(0.05)
         procs.append(_start([*join, "--transcript", "b.moska"], place, "second"))
-        code = first.wait(30)
+        code = first.wait(60)
     finally:
         _stop(*procs)
     text = _text(place, "first")

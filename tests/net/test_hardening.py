@@ -85,7 +85,7 @@ def _options(tmp_path: Path, name: str, echo: list[str] | None = None, **more: A
         "name": name,
         "bind": LOOPBACK,
         "connect_timeout": 3.0,
-        "lobby_wait": 5.0,
+        "lobby_wait": 30.0,  # bounds a lobby; a loaded CI machine needs room
         "echo": (echo if echo is not None else []).append,
         **more,
     }

@@ -208,7 +208,8 @@ def test_the_caps_per_kind() -> None:
     assert expected == GAME_KINDS
     assert all(kind.startswith("net/") and cap <= 4 * kib for kind, cap in NET_KINDS.items())
     assert MAX_PAYLOAD_OF["beacon"] == kib
-    assert set(MAX_PAYLOAD_OF) == {*GAME_KINDS, *NET_KINDS, "beacon"}
+    assert MAX_PAYLOAD_OF["session-result"] == 16 * kib  # a session's signed result (M24)
+    assert set(MAX_PAYLOAD_OF) == {*GAME_KINDS, *NET_KINDS, "beacon", "session-result"}
     before_auth = ("hi", "join", "link", "welcome", "refuse")  # all fit a pre-auth frame
     assert all(NET_KINDS[f"net/{kind}"] + 106 <= PRE_AUTH_MAX_FRAME for kind in before_auth)
 
