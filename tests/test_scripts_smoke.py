@@ -13,7 +13,9 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 RUNS = {
     "bench_engine.py": ["--games", "3", "--runs", "1", "--presets", "moska,durak"],
-    "bench_arena.py": ["--games", "3", "--runs", "1"],
+    # One game through the protocol; the local cluster too where the extra is installed.
+    "bench_arena.py": ["--games", "3", "--runs", "1", "--p2p-games", "1"],
+    "soak_p2p.py": ["--games", "2", "--players", "2", "--presets", "durak,mustamaija"],
     "bench_ismcts.py": ["--runs", "1", "--iterations", "5", "--positions", "2"],
 }
 

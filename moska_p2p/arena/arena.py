@@ -12,6 +12,12 @@ the deal from ``(seed, group)``, each bot from ``(seed, game, list position)``. 
 made afresh for each game with its seed (except external ``exec:`` bots, one process per
 chunk of games), the chunks of game indices do not depend on ``jobs``, and the results are
 merged in game order, so the results are identical whatever ``jobs`` is.
+
+Where the chunks run: in this process, in ``jobs`` worker processes, or on a Dask cluster
+(:mod:`.cluster`, ``--cluster``): the same chunks, the same results. How a game is played: on
+one full-information engine (:func:`~moska_p2p.table.local.play_game`, the hot path), or
+through the protocol with a peer per seat (:mod:`.p2p`, ``--p2p``), which also counts
+verdicts and disagreements between peers.
 """
 
 from __future__ import annotations
@@ -24,13 +30,15 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..bots.api import Bot
 from ..bots.builtin import GreedyBot, RandomBot, ShedderBot
 from ..bots.loader import BotLoadError, load_bot
 from ..engine import Game, IllegalMove, make_rules, new_game, shuffled_deck
 from ..table.local import play_game
+from .cluster import ClusterError, ClusterFailed, parse_address, run_chunks
+from .p2p import play_game as play_p2p_game
 from .stats import BotStats, GameOutcome, Rating, rate, tally
 
 DEFAULT_MAX_MOVES = 5000  # moska games between random bots average about 200 moves
@@ -39,6 +47,9 @@ MAX_CHUNK = 250
 MIN_EXTERNAL_CHUNK = 25  # an external bot process serves at least this many games
 
 Progress = Callable[[int, int], None]
+
+if TYPE_CHECKING:
+    from ..table.simulate import TamperFactory
 
 # Built-ins made directly: ``load_bot`` inspects the constructor on every call, which costs
 # a tenth of a random game when bots are made afresh for each game.
@@ -51,6 +62,10 @@ _FAST_BUILTINS: dict[str, Callable[[int], Bot]] = {
 
 class ArenaError(ValueError):
     """An arena that cannot run: unknown bot, preset or option, or a wrong seat count."""
+
+
+class ArenaFailed(ArenaError):
+    """An arena that began but could not finish: its cluster failed (exit 1, not 2)."""
 
 
 @dataclass
@@ -67,6 +82,17 @@ class ArenaResult:
     stats: list[BotStats]
     ratings: list[Rating] | None = None
     unfinished_games: list[int] = field(default_factory=list)
+    p2p: bool = False  # played through the protocol: verdicts and disagreements count
+
+    @property
+    def verdict_games(self) -> list[GameOutcome]:
+        """The games a verdict stopped (``--p2p``): a peer convicted, not a seat's forfeit."""
+        return [o for o in self.outcomes if o.verdict]
+
+    @property
+    def disagreement_games(self) -> list[GameOutcome]:
+        """The games in which an honest peer's outcome differs from the others' (``--p2p``)."""
+        return [o for o in self.outcomes if o.disagreeing]
 
     @property
     def games(self) -> int:
@@ -88,8 +114,25 @@ class ArenaResult:
             "games": self.games,
             "unfinished": self.unfinished,
             "unfinished_games": self.unfinished_games,
-            "bots": [s.to_json() for s in self.stats],
+            "bots": [s.to_json(self.p2p) for s in self.stats],
         }
+        if self.p2p:
+            data["p2p"] = True
+            data["verdicts"] = len(self.verdict_games)
+            data["verdict_games"] = [
+                {
+                    "game": o.game,
+                    "kind": o.verdict,
+                    "named": [self.bots[o.entries[s]] if s >= 0 else None for s in o.named],
+                    "seats": list(o.named),
+                    "reason": o.reason,
+                }
+                for o in self.verdict_games
+            ]
+            data["disagreements"] = len(self.disagreement_games)
+            data["disagreement_games"] = [
+                {"game": o.game, "seats": list(o.disagreeing)} for o in self.disagreement_games
+            ]
         if self.ratings is not None:
             data["ratings"] = [r.to_json() for r in self.ratings]
         return data
@@ -134,6 +177,8 @@ class _Config:
     max_moves: int
     save_dir: str | None
     name_width: int
+    p2p: bool = False  # every game through the protocol (:mod:`.p2p`)
+    tamper: TamperFactory | None = None  # tests only: a cheating seat (``--p2p``)
 
 
 def _bot_factory(spec: str) -> Callable[[int], Bot]:
@@ -147,6 +192,14 @@ def _close(bot: Bot) -> None:
     close = getattr(bot, "close", None)
     if callable(close):
         close()
+
+
+def _close_made(
+    bots: Sequence[Bot], entries: tuple[int, ...], factories: Sequence[object]
+) -> None:
+    for j, bot in zip(entries, bots, strict=True):
+        if factories[j] is not None:
+            _close(bot)  # a bot made for this game only
 
 
 def _play_chunk(config: _Config, start: int, stop: int) -> list[GameOutcome]:
@@ -172,13 +225,12 @@ def _play_chunk(config: _Config, start: int, stop: int) -> list[GameOutcome]:
         for index in range(start, stop):
             entries = seating(index, n)
             deal = deal_seed(config.seed, index, n)
-            if deal != last_deal:
+            if deal != last_deal and not config.p2p:
                 # The n games of a group share one deal: shuffle it once (as new_game would).
                 last_deal = deal
                 rng = random.Random(deal)
                 deck = shuffled_deck(rules, rng)
                 dealer = rng.randrange(n)
-            game = Game(rules, n, deck, dealer)
             seeds = bot_seeds(config.seed, index, n)
             bots: list[Bot] = []
             for j in entries:
@@ -190,6 +242,25 @@ def _play_chunk(config: _Config, start: int, stop: int) -> list[GameOutcome]:
                     bots.append(bot)
                 else:
                     bots.append(factory(seeds[j]))
+            if config.p2p:
+                outcomes.append(
+                    play_p2p_game(
+                        config.preset,
+                        dict(config.options),
+                        bots,
+                        entries,
+                        index,
+                        deal,
+                        budget=config.budget,
+                        max_moves=config.max_moves,
+                        tamper=config.tamper,
+                        save_dir=save_dir,
+                        name_width=config.name_width,
+                    )
+                )
+                _close_made(bots, entries, factories)
+                continue
+            game = Game(rules, n, deck, dealer)
             record = play_game(
                 game,
                 bots,
@@ -214,9 +285,7 @@ def _play_chunk(config: _Config, start: int, stop: int) -> list[GameOutcome]:
                 data = record.to_json() | {"game": index, "arena_seed": config.seed}
                 path = save_dir / f"game-{index:0{config.name_width}d}.json"
                 path.write_text(json.dumps(data) + "\n")
-            for j, bot in zip(entries, bots, strict=True):
-                if factories[j] is not None:
-                    _close(bot)  # a bot made for this game only
+            _close_made(bots, entries, factories)
     finally:
         for bot in external.values():
             _close(bot)
@@ -274,6 +343,9 @@ def run_arena(
     max_moves: int = DEFAULT_MAX_MOVES,
     save_dir: Path | None = None,
     progress: Progress | None = None,
+    p2p: bool = False,
+    cluster: str | None = None,
+    tamper: TamperFactory | None = None,
 ) -> ArenaResult:
     """Play ``games`` games of ``preset``, one seat per bot of ``bots``, and tally them.
 
@@ -281,6 +353,10 @@ def run_arena(
     timer); ``max_moves`` ends a game as unfinished; ``save_dir`` receives every game as
     JSON (replayable with :func:`check_replay`); ``progress(done, total)`` is called as
     chunks of games finish. Ratings are computed when more than two kinds of bot play.
+    ``p2p`` plays every game through the protocol (:mod:`.p2p`; ``save_dir`` then gets
+    every peer's transcripts, a folder per game); ``cluster`` runs the chunks on a Dask
+    cluster instead of ``jobs`` processes (:mod:`.cluster`), with the same results.
+    ``tamper`` (tests only, with ``p2p``) makes a cheating seat.
     """
     bots = [b.strip() for b in bots]
     options = options or {}
@@ -292,6 +368,13 @@ def run_arena(
         raise ArenaError(f"--max-moves must be 1 or more, not {max_moves}")
     if budget is not None and budget <= 0:
         raise ArenaError(f"--budget must be a positive number of seconds, not {budget}")
+    if cluster is not None:
+        if jobs != 1:
+            raise ArenaError("--cluster runs the games on the cluster's workers: drop --jobs")
+        try:
+            parse_address(cluster)
+        except ClusterError as error:
+            raise ArenaError(str(error)) from None
     chosen = validate(preset, bots, options)
     if save_dir is not None and save_dir.exists() and not save_dir.is_dir():
         raise ArenaError(
@@ -315,13 +398,30 @@ def run_arena(
         max_moves,
         str(save_dir) if save_dir is not None else None,
         max(6, len(str(max(games - 1, 0)))),
+        p2p,
+        tamper,
     )
     chunks = list(_chunks(games, any(b.startswith("exec:") for b in bots)))
     results: dict[int, list[GameOutcome]] = {}
     done = 0
     if progress:
         progress(0, games)
-    if jobs == 1 or len(chunks) <= 1:
+    if cluster is not None:
+
+        def finished_chunk(start: int, result: list[GameOutcome]) -> None:
+            nonlocal done
+            results[start] = result
+            done += len(result)
+            if progress:
+                progress(done, games)
+
+        try:
+            run_chunks(cluster, _play_chunk, config, chunks, finished_chunk)
+        except ClusterFailed as error:
+            raise ArenaFailed(str(error)) from None
+        except ClusterError as error:
+            raise ArenaError(str(error)) from None
+    elif jobs == 1 or len(chunks) <= 1:
         for start, stop in chunks:
             results[start] = _play_chunk(config, start, stop)
             done += stop - start
@@ -358,6 +458,7 @@ def run_arena(
         stats,
         ratings,
         [o.game for o in outcomes if o.unfinished],
+        p2p,
     )
 
 

@@ -54,6 +54,12 @@ class GameOutcome(NamedTuple):
     reason: str
     unfinished: bool
     moves: int
+    # Only through the protocol (``--p2p``): the kind of the verdict that stopped the game
+    # ("" if none), the seats it named, and the seats of honest peers whose outcome (final
+    # state hash and losers, or verdict) differs from the game's.
+    verdict: str = ""
+    named: tuple[int, ...] = ()
+    disagreeing: tuple[int, ...] = ()
 
 
 @dataclass
@@ -68,6 +74,8 @@ class BotStats:
     forfeit_reasons: Counter[str] = field(default_factory=Counter)
     unfinished: int = 0  # games it sat in that hit the move cap
     total_moves: int = 0  # summed length of its finished games, each game once
+    named: int = 0  # seats of its named by a verdict (--p2p)
+    disagreements: int = 0  # seats of its whose peer disagreed with the others (--p2p)
 
     @property
     def loss_rate(self) -> float:
@@ -83,9 +91,12 @@ class BotStats:
         tables = self.games // self.seats if self.seats else 0
         return self.total_moves / tables if tables else 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, p2p: bool = False) -> dict[str, Any]:
+        """Its figures as data; ``p2p`` adds the protocol's two (an engine-only run has no
+        peers to judge or to disagree)."""
         low, high = self.ci95
-        return {
+        extra = {"verdicts": self.named, "disagreements": self.disagreements} if p2p else {}
+        data: dict[str, Any] = {
             "name": self.name,
             "seats": self.seats,
             "games": self.games,
@@ -97,6 +108,7 @@ class BotStats:
             "forfeit_reasons": dict(sorted(self.forfeit_reasons.items())),
             "unfinished": self.unfinished,
         }
+        return data | extra
 
 
 def tally(bots: Sequence[str], outcomes: Sequence[GameOutcome]) -> list[BotStats]:
@@ -105,6 +117,11 @@ def tally(bots: Sequence[str], outcomes: Sequence[GameOutcome]) -> list[BotStats
     stats = {name: BotStats(name, seats=bots.count(name)) for name in names}
     for game in outcomes:
         in_game = {bots[e] for e in game.entries}
+        for seat in game.named:
+            if 0 <= seat < len(game.entries):
+                stats[bots[game.entries[seat]]].named += 1
+        for seat in game.disagreeing:
+            stats[bots[game.entries[seat]]].disagreements += 1
         if game.unfinished:
             for name in in_game:
                 stats[name].unfinished += 1

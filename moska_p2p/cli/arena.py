@@ -1,5 +1,6 @@
-"""The arena's commands: ``arena`` (bots against bots on the engine alone) and
-``replay-check`` (saved arena games replayed through the engine)."""
+"""The arena's commands: ``arena`` (bots against bots on the engine alone),
+``replay-check`` (saved arena games replayed through the engine) and ``ratings`` (the
+leaderboard that ``arena --ratings FILE`` keeps across runs)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,30 @@ def arena(
     save: Path | None = typer.Option(
         None, help="Save every game to this folder (game-NNNNNN.json), for replay-check."
     ),
+    p2p: bool = typer.Option(
+        False,
+        "--p2p",
+        help="Play every game through the full protocol, a peer per seat (proofs made and"
+        " checked); counts verdicts and disagreements; --save writes every peer's transcripts"
+        " (a folder per game, for moska verify).",
+    ),
+    cluster: str | None = typer.Option(
+        None,
+        help="Run the games on a Dask cluster instead of --jobs: tcp://HOST:PORT, local or"
+        " local:N (needs: pip install 'moska-p2p[cluster]'); same results as --jobs.",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    plot: Path | None = typer.Option(
+        None,
+        help="Draw loss rates (95% intervals, par line) and ratings over the games into this"
+        " .svg or .png file (needs: pip install 'moska-p2p[plot]').",
+    ),
+    ratings_file: Path | None = typer.Option(
+        None,
+        "--ratings",
+        help="Add this run's games to the OpenSkill leaderboard kept in this JSON file (made"
+        " if missing; print it with: moska ratings FILE).",
+    ),
 ) -> None:
     """Pit bots against each other on the engine alone, with loss rates and ratings.
 
@@ -57,7 +81,8 @@ def arena(
     """
     import time
 
-    from ..arena.arena import ArenaError, run_arena
+    from ..arena.arena import ArenaError, ArenaFailed, run_arena
+    from .common import EXIT_FAILED, EXIT_USAGE
 
     try:
         options = parse_options_lenient(option)
@@ -69,6 +94,10 @@ def arena(
         check_folder(save, "--save")
     if json_file is not None:
         check_file(json_file, "--json")
+    if plot is not None:
+        _check_plot(plot)
+    if ratings_file is not None:
+        _check_ratings(ratings_file, preset)
     settings: dict[str, Any] = {
         "seed": seed,
         "jobs": jobs,
@@ -76,6 +105,8 @@ def arena(
         "budget": budget,
         "max_moves": max_moves,
         "save_dir": save,
+        "p2p": p2p,
+        "cluster": cluster,
     }
     started = time.perf_counter()
     show = not quiet and sys.stderr.isatty()
@@ -102,8 +133,9 @@ def arena(
                 result = run_arena(preset, bot_list, games, progress=advance, **settings)
         else:
             result = run_arena(preset, bot_list, games, **settings)
-    except ArenaError as error:
-        raise fail(str(error)) from None
+    except ArenaError as error:  # ArenaFailed: a cluster that failed, not a mistyped option
+        code = EXIT_FAILED if isinstance(error, ArenaFailed) else EXIT_USAGE
+        raise fail(str(error), code) from None
     seconds = time.perf_counter() - started
     typer.echo(format_table(result, seconds))
     if json_file is not None:
@@ -111,27 +143,104 @@ def arena(
             json_file.write_text(json.dumps(result.to_json(), indent=2) + "\n")
         except OSError as error:
             raise fail(f"--json {json_file}: {error.strerror or error}", 1) from None
+    if ratings_file is not None:
+        _update_ratings(ratings_file, result)
+    if plot is not None:
+        from ..arena.plot import PlotError, draw
+
+        try:
+            draw(result, plot)
+        except PlotError as error:
+            raise fail(str(error), 1) from None
+        except OSError as error:
+            raise fail(f"--plot {plot}: {error.strerror or error}", 1) from None
+
+
+def _check_plot(path: Path) -> None:
+    """Refuse, before any game, a plot of no known format or without matplotlib (exit 2)."""
+    from ..arena.plot import PlotError, check
+
+    try:
+        check(path)
+    except PlotError as error:
+        raise fail(str(error)) from None
+    check_file(path, "--plot")
+
+
+def _check_ratings(path: Path, preset: str) -> None:
+    """Refuse, before any game, a ratings file that is damaged, foreign, newer or of another
+    preset, or that cannot be written (exit 2)."""
+    from ..arena.ratings import RatingsError, load
+
+    check_file(path, "--ratings")
+    try:
+        load(path, preset, missing_ok=True)
+    except RatingsError as error:
+        raise fail(f"--ratings {error}") from None
+
+
+def _update_ratings(path: Path, result: ArenaResult) -> None:
+    """Rate the run's games onto the leaderboard, read again now (not when the run began)
+    so a run that finished meanwhile on the same file is not overwritten, then replace the
+    file atomically."""
+    from ..arena.ratings import RatingsError, load, save
+
+    try:
+        board = load(path, result.preset, missing_ok=True)
+        rated = board.update(result.bots, result.outcomes)
+        save(path, board)
+    except RatingsError as error:
+        raise fail(f"--ratings {error}", 1) from None
+    except OSError as error:
+        raise fail(f"--ratings {path}: {error.strerror or error}", 1) from None
+    typer.echo(
+        f"ratings: {rated} games added to {path} (now {board.games} games over"
+        f" {_runs(board.runs)}); see moska ratings {path}"
+    )
 
 
 def format_table(result: ArenaResult, seconds: float | None = None) -> str:
-    """The arena's report: one line per bot, then forfeit reasons and ratings."""
+    """The arena's report: one line per bot, then forfeit reasons and ratings; through the
+    protocol (``--p2p``) two more columns, verdicts (how often a verdict named the bot's
+    seat) and disagreements (how often its honest peer ended the game differently), and
+    the games a verdict stopped."""
     players = len(result.bots)
+    rate = result.games / seconds if seconds else 0.0
     lines = [
         f"{result.preset}, {players} players, {result.games} games (seed {result.seed})"
-        + (f" in {seconds:.1f} s ({result.games / seconds:.0f} games/s)" if seconds else "")
+        + (" through the protocol" if result.p2p else "")
+        + (f" in {seconds:.1f} s ({rate:.{0 if rate >= 10 else 2}f} games/s)" if seconds else "")
         + f"; unfinished: {result.unfinished}; chance of losing: {1 / players:.1%}",
     ]
+    if result.p2p:
+        lines.append(
+            f"verdicts: {len(result.verdict_games)} games stopped;"
+            f" disagreements: {len(result.disagreement_games)} games"
+        )
     width = max(4, *(len(s.name) for s in result.stats))
     lines.append(
         f"{'bot':{width}s} {'seats':>5s} {'games':>7s} {'losses':>7s} {'loss rate':>9s}"
         f"  {'95% CI':^15s} {'moves/game':>10s} {'forfeits':>8s}"
+        + (f" {'verdicts':>8s} {'disagreements':>13s}" if result.p2p else "")
     )
     for s in result.stats:
         low, high = s.ci95
         lines.append(
             f"{s.name:{width}s} {s.seats:5d} {s.games:7d} {s.losses:7d} {s.loss_rate:9.1%}"
             f"  {low:6.1%} - {high:6.1%} {s.mean_moves:10.1f} {s.forfeits:8d}"
+            + (f" {s.named:8d} {s.disagreements:13d}" if result.p2p else "")
         )
+    for o in result.verdict_games[:5]:
+        named = ", ".join(
+            f"seat {seat} ({result.bots[o.entries[seat]]})" if seat >= 0 else "a peer"
+            for seat in o.named
+        )
+        lines.append(f"  game {o.game} stopped: {named}: {o.reason}")
+    if len(result.verdict_games) > 5:
+        lines.append(f"  {len(result.verdict_games) - 5} more games stopped (see --json)")
+    for o in result.disagreement_games[:5]:
+        seats = ", ".join(f"seat {seat} ({result.bots[o.entries[seat]]})" for seat in o.disagreeing)
+        lines.append(f"  game {o.game}: the peers disagree: {seats}")
     for s in result.stats:
         for reason, count in s.forfeit_reasons.most_common(3):
             lines.append(f"  {s.name} forfeited {count}x: {reason}")
@@ -148,6 +257,52 @@ def format_table(result: ArenaResult, seconds: float | None = None) -> str:
                 f"  ordinal {r.ordinal:6.2f}"
             )
     return "\n".join(lines)
+
+
+def _runs(count: int) -> str:
+    return f"{count} arena run" + ("" if count == 1 else "s")
+
+
+def ratings(
+    file: Path = typer.Argument(..., help="A ratings file, kept by moska arena --ratings FILE."),
+    as_json: bool = typer.Option(False, "--json", help="Print the leaderboard as JSON."),
+) -> None:
+    """Print the leaderboard of a ratings file: best first by ordinal (mu - 3 sigma)."""
+    from ..arena.ratings import RatingsError, load
+
+    try:
+        board = load(file)
+    except RatingsError as error:
+        raise fail(str(error)) from None
+    standings = board.standings()
+    if as_json:
+        data = {
+            "preset": board.preset,
+            "runs": board.runs,
+            "games": board.games,
+            "updated": board.updated,
+            "leaderboard": [s.to_json() for s in standings],
+        }
+        typer.echo(json.dumps(data, indent=2))
+        return
+    typer.echo(
+        f"{board.preset}: {len(standings)} bots, {board.games} games over {_runs(board.runs)}"
+        + (f", last updated {board.updated}" if board.updated else "")
+    )
+    if not standings:
+        typer.echo("no games rated yet")
+        return
+    width = max(3, *(len(s.bot) for s in standings))
+    typer.echo(
+        f"{'rank':>4s}  {'bot':{width}s} {'ordinal':>8s} {'mu':>7s} {'sigma':>6s}"
+        f" {'games':>7s}  last updated"
+    )
+    for s in standings:
+        r = s.record
+        typer.echo(
+            f"{s.rank:4d}  {s.bot:{width}s} {r.ordinal:8.2f} {r.mu:7.2f} {r.sigma:6.2f}"
+            f" {r.games:7d}  {r.updated}"
+        )
 
 
 def replay_check(
