@@ -18,8 +18,8 @@ CLI = ROOT / "moska_p2p" / "cli"
 NET = ROOT / "moska_p2p" / "net"
 
 COMMANDS = [
-    "play", "presets", "arena", "replay-check", "replay", "rules",
-    "keygen", "simulate", "verify", "host", "join", "tables",
+    "play", "presets", "arena", "replay-check", "ratings", "replay", "export", "rules",
+    "keygen", "simulate", "verify", "host", "join", "tables", "config",
 ]  # fmt: skip
 """``moska --help``'s commands, in its order."""
 
@@ -51,7 +51,9 @@ def test_every_command_has_its_help(command: str) -> None:
 
 
 def test_the_command_modules_are_the_groups() -> None:
-    assert _submodules(CLI) == ["arena", "common", "local", "net", "p2p", "replay"]
+    assert _submodules(CLI) == [
+        "arena", "common", "config", "local", "net", "p2p", "replay", "results",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("module", ["", *_submodules(CLI)])

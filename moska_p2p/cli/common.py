@@ -156,3 +156,43 @@ def file_kind(path: Path) -> str:
     if head.lstrip()[:1] in (b"{", b"["):
         return "json"
     return ""
+
+
+JSON_STDOUT = "-"
+"""``--json -``: the JSON goes to stdout (and the report in words is not printed)."""
+
+
+def json_to_stdout(path: Path | None) -> bool:
+    """Whether ``--json`` names stdout (``-``) rather than a file."""
+    return path is not None and str(path) == JSON_STDOUT
+
+
+def check_json(path: Path | None, option: str = "--json") -> None:
+    """Refuse (exit 2) a ``--json FILE`` that cannot be written, before any work starts
+    (``-`` is stdout: nothing to check)."""
+    if path is not None and not json_to_stdout(path):
+        check_file(path, option)
+
+
+def write_json(path: Path, data: Any, option: str = "--json") -> None:
+    """The results as JSON: one document on stdout for ``-``, else indented into the file
+    (exit 1 with one line if it cannot be written after all, e.g. the disk filled)."""
+    import json
+
+    if json_to_stdout(path):
+        typer.echo(json.dumps(data))
+        return
+    try:
+        path.write_text(json.dumps(data, indent=2) + "\n")
+    except OSError as error:
+        raise fail(f"{option} {path}: {error.strerror or error}", EXIT_FAILED) from None
+
+
+def is_interrupt(error: BaseException) -> bool:
+    """A Ctrl-C, bare or wrapped by trio: a nursery re-raises a KeyboardInterrupt that hit a
+    task inside a ``BaseExceptionGroup``, which ``except KeyboardInterrupt`` does not catch."""
+    if isinstance(error, KeyboardInterrupt):
+        return True
+    if isinstance(error, BaseExceptionGroup):
+        return error.split(KeyboardInterrupt)[1] is None
+    return False

@@ -8,8 +8,8 @@ from typing import Any
 
 import typer
 
-from ..engine import PRESETS, IllegalMove, OptionError, new_game
-from .common import check_bots, fail, parse_options_lenient, split_bots
+from ..engine import PRESETS, OptionError, new_game
+from .common import EXIT_INTERRUPTED, check_bots, fail, parse_options_lenient, split_bots
 
 
 def play(
@@ -39,12 +39,21 @@ def play(
         1.0, min=0.001, help="Seconds a bot may think per decision (built-in bots are not timed)."
     ),
     no_color: bool = typer.Option(False, "--no-color", help="No colours (as NO_COLOR=1)."),
-    watch: bool = typer.Option(False, help="Only watch a game between bots, move by move."),
+    watch: bool = typer.Option(
+        False, help="Only watch a game between --bots, move by move, at --pace (q stops)."
+    ),
     max_moves: int = typer.Option(5000, help="With --watch: stop a game past this many moves."),
+    plain: bool = typer.Option(
+        False, "--plain", help="Lines instead of the full-screen table (as in a pipe)."
+    ),
 ) -> None:
-    """Play at the terminal against bots (you sit at seat 0); --watch shows a bot game."""
+    """Play at the terminal against bots (you sit at seat 0); --watch shows a bot game.
+
+    On a terminal the game is a full-screen table (? for help); in a pipe, or with --plain,
+    it is printed and read line by line. Exit code 130 when you leave a game before its end.
+    """
     if watch:
-        _watch(preset, players, seed, option, max_moves)
+        _watch(preset, players, seed, option, max_moves, bots, pace, budget, no_color, plain)
         return
     from ..bots.loader import BotLoadError
     from ..ui.local import LocalTable, bot_specs, play_session, seat_names
@@ -59,17 +68,22 @@ def play(
         _check_table(preset, players, table.options)
     except (OptionError, ValueError, typer.BadParameter) as error:
         raise fail(str(error)) from None
+    from ..i18n import _
+
     person = TerminalPlayer(
-        seat_names(name, specs),
+        seat_names(_(name) if name == "you" else name, specs),  # "sinä" in Finnish
         auto_pass=auto_pass,
         pace=pace,
         hint=hint,
         color=False if no_color else None,
+        plain=plain,
     )
     try:
-        play_session(table, person, games=games, ask_again=person.interactive)
+        end = play_session(table, person, games=games, ask_again=person.interactive)
     except BotLoadError as error:
         raise fail(str(error)) from None
+    if end.left:
+        raise typer.Exit(EXIT_INTERRUPTED)
 
 
 def _check_table(preset: str, players: int, options: dict[str, Any]) -> None:
@@ -84,43 +98,61 @@ def _check_table(preset: str, players: int, options: dict[str, Any]) -> None:
         raise ValueError(f"{preset} needs an even number of players")
 
 
-def _watch(preset: str, players: int, seed: int | None, option: list[str], max_moves: int) -> None:
-    """A game between random bots, printed move by move (``moska play --watch``)."""
+def _watch(
+    preset: str,
+    players: int,
+    seed: int | None,
+    option: list[str],
+    max_moves: int,
+    bots: str,
+    pace: float,
+    budget: float,
+    no_color: bool,
+    plain: bool,
+) -> None:
+    """A game between ``--bots`` (``moska play --watch``): the full-screen table at
+    ``--pace`` on a terminal, else printed move by move."""
+    import sys
+
+    from ..bots.loader import BotLoadError, load_bot
+    from ..ui.render import color_wanted, symbols_wanted
+    from ..ui.watch import watch_game
+
     if seed is None:
         seed = random.SystemRandom().randrange(1 << 31)
+    check_bots(split_bots(bots))
     try:
         game = new_game(preset, players=players, seed=seed, **parse_options_lenient(option))
-    except (OptionError, ValueError) as error:
+        specs = split_bots(bots) or ["greedy"]
+        if len(specs) == 1:
+            specs *= players
+        elif len(specs) != players:
+            raise ValueError(f"--watch: {players} seats need 1 or {players} bots, not {len(specs)}")
+        rng = random.Random(seed)
+        seats = [load_bot(spec, seed=rng.randrange(1 << 31)) for spec in specs]
+    except (OptionError, ValueError, BotLoadError) as error:
         raise fail(str(error)) from None
-    rng = random.Random(seed)
-    typer.echo(
-        f"{preset}, {players} players, seed {seed}; dealer seat {game.dealer};"
-        f" trump {game.trump_card or 'not turned yet'}"
+    names = [f"{spec.split(':')[0].rsplit('/', 1)[-1]} {seat}" for seat, spec in enumerate(specs)]
+    interactive = not plain and sys.stdin.isatty() and sys.stdout.isatty()
+    color = False if no_color else color_wanted(sys.stdout)
+    if not interactive:
+        typer.echo(f"seed {seed}")
+    result = watch_game(
+        game,
+        seats,
+        names,
+        pace=pace,
+        interactive=interactive,
+        out=sys.stdout,
+        color=color,
+        symbols=symbols_wanted(sys.stdout),
+        budget=budget,
+        max_moves=max_moves,
     )
-    for seat in range(players):
-        typer.echo(f"  seat {seat}: {' '.join(game.hand(seat))}")
-    moves = 0
-    while not game.is_over and moves < max_moves:
-        seat = game.to_act_seat
-        move = game.random_move(rng)
-        decision = game.decision
-        try:
-            game.play(move)
-        except IllegalMove as error:  # pragma: no cover - a bot only plays legal moves
-            typer.echo(f"internal error: {error}", err=True)
-            raise typer.Exit(1) from None
-        moves += 1
-        typer.echo(f"{moves:4d}. seat {seat} ({decision}): {move}")
+    if result is None:
+        raise typer.Exit(EXIT_INTERRUPTED)
     if not game.is_over:
-        typer.echo(f"stopped after {max_moves} moves: the game did not finish")
         raise typer.Exit(1)
-    losers = game.losers
-    result = (
-        "a draw: nobody holds cards"
-        if not losers
-        else ("lost: seat " + ", ".join(str(s) for s in losers))
-    )
-    typer.echo(f"game over after {moves} moves; {result}")
 
 
 def presets() -> None:
@@ -136,10 +168,12 @@ def presets() -> None:
 def rules(
     preset: str = typer.Argument("moska", help="The preset whose rules to show."),
 ) -> None:
-    """The rules of a preset in brief, with its options and the move notation."""
+    """The rules of a preset in brief, citing the rule ids of docs/RULES.md.
+
+    With its options and its moves; the preset's name in any case, as moves are."""
     from ..rules_text import rules_text
 
     try:
-        typer.echo(rules_text(preset))
+        typer.echo(rules_text(preset.strip().lower()))
     except OptionError as error:
         raise fail(str(error)) from None

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..bots.loader import load_bot
 from ..engine import Game, Session, View
+from ..i18n import _, language, ngettext
 from ..table.local import play_game
 from ..table.seat import DEFAULT_BUDGET
 from .terminal import LeaveGame, TerminalPlayer
@@ -51,6 +52,49 @@ def seat_names(person: str, specs: Sequence[str]) -> list[str]:
     return [person] + [f"{kind} {seat}" for seat, kind in enumerate(kinds, 1)]
 
 
+class SessionEnd(int):
+    """How a session ended: the number of games played to their end (an int, as callers
+    count them), and ``left``: whether the person left a game before its end (``moska
+    play`` then exits 130, as an interrupted command)."""
+
+    left: bool
+
+    def __new__(cls, finished: int, left: bool = False) -> SessionEnd:
+        end = super().__new__(cls, finished)
+        end.left = left
+        return end
+
+    def __repr__(self) -> str:
+        return f"SessionEnd({int(self)}, left={self.left})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SessionEnd):
+            return int(self) == int(other) and self.left == other.left
+        return int(self) == other
+
+    __hash__ = int.__hash__
+
+
+def score_line(session: Session, names: list[str]) -> str:
+    """The session's standing as :meth:`Session.score_line` says it (English, for logs),
+    or in the language installed: losses, *korokkeella* (two in a row), *poronmuna* (three
+    or more), M24."""
+    if language() == "en":
+        return session.score_line(names)
+    parts = []
+    for seat in range(session.players):
+        losses = session.losses[seat]
+        text = ngettext("{name}: {count} loss", "{name}: {count} losses", losses).format(
+            name=names[seat], count=losses
+        )
+        if session.streaks[seat] >= 3:
+            text += " (poronmuna)"
+        elif session.streaks[seat] == 2:
+            text += " (korokkeella)"
+        parts.append(text)
+    return "; ".join(parts)
+
+
 def _viewer(game: Game, seat: int) -> Callable[[], View]:
     return lambda: game.view(seat)
 
@@ -61,15 +105,17 @@ def play_session(
     *,
     games: int | None = None,
     ask_again: bool = True,
-) -> int:
+) -> SessionEnd:
     """Play games until ``games`` are done (or, with ``games`` None, until the person
-    declines "play again?"; without ``ask_again`` one game). Returns the games finished."""
+    declines "play again?", which is no by default; without ``ask_again`` one game). The
+    person's full-screen table, if any, is closed at the end."""
     specs = bot_specs(table.bots, table.players - 1)
     session = Session(table.preset, table.players, seed=table.seed, **table.options)
     rng = random.Random(table.seed)
     bots = [load_bot(spec, seed=rng.randrange(1 << 31)) for spec in specs]
     names = person.names
     finished = 0
+    left = False
     try:
         while True:
             game = session.new_game()
@@ -83,13 +129,18 @@ def play_session(
             )
             if record.forfeit is not None:  # the session cannot go on without that bot
                 person.say(
-                    f"The session stops: {names[record.forfeit]} forfeits: {record.reason}."
+                    _("The session stops: {name} forfeits: {reason}.").format(
+                        name=names[record.forfeit], reason=record.reason
+                    )
                 )
                 break
             session.record(game)
             finished += 1
             person.say(
-                f"After {finished} game{'s' if finished != 1 else ''}: " + session.score_line(names)
+                ngettext("After {count} game: ", "After {count} games: ", finished).format(
+                    count=finished
+                )
+                + score_line(session, names)
             )
             if games is not None:
                 if finished >= games:
@@ -99,14 +150,20 @@ def play_session(
                 break
             if not session.may_end:
                 on = ", ".join(names[s] for s in session.korokkeella)
-                person.say(f"{on} stands korokkeella: by custom another game is played.")
-            if not person.ask_yes("play again?"):
+                person.say(
+                    _("{names} stands korokkeella: by custom another game is played.").format(
+                        names=on
+                    )
+                )
+            if not person.ask_yes(_("play again?"), default=False):
                 break
     except (LeaveGame, KeyboardInterrupt):
-        person.say("You left the game.")
+        left = True
+        person.say(_("You left the game."))
     finally:
+        person.close()
         for bot in bots:
             close = getattr(bot, "close", None)
             if callable(close):
                 close()
-    return finished
+    return SessionEnd(finished, left)

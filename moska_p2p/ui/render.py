@@ -20,6 +20,7 @@ from typing import TextIO
 
 from ..cards import CARD_TEXT, SUIT_SYMBOLS, SUITS, parse_card
 from ..engine import View
+from ..i18n import N_, _, ngettext
 
 RESET = "\x1b[0m"
 RED = "31"
@@ -33,13 +34,13 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _SUIT_ORDER = (0, 1, 3, 2)
 
 DECISION_WORDS = {
-    "open": "to open a bout",
-    "defend": "to defend",
-    "throw-in": "may throw in",
-    "give": "may give more",
-    "exchange-or-pass": "may exchange the trump",
-    "twos": "to play twos",
-    "waiting": "waiting for a card",
+    "open": N_("to open a bout"),
+    "defend": N_("to defend"),
+    "throw-in": N_("may throw in"),
+    "give": N_("may give more"),
+    "exchange-or-pass": N_("may exchange the trump"),
+    "twos": N_("to play twos"),
+    "waiting": N_("waiting for a card"),
 }
 
 
@@ -229,6 +230,7 @@ def render_table(
     losers: Sequence[int] | None = None,
     you: int | None = None,
     title: str | None = None,
+    selected: int | None = None,
 ) -> str:
     """The table as ``view.seat`` sees it, as text of at most ``height`` lines and ``width``
     columns.
@@ -237,11 +239,13 @@ def render_table(
     unless ``NO_COLOR`` is set. ``hands`` shows other seats' cards open (a replay after the
     game); ``losers`` marks the losers of a finished game; ``you`` is the seat to call "you"
     (the viewing seat by default, ``-1`` for nobody); ``title`` replaces the preset's name in
-    the first line.
+    the first line; ``selected`` is the index of the hand card picked with the arrow keys
+    (marked by a pointer at its number, and reversed in colour). A ``height`` too small for
+    the table itself leaves out the move log (the full-screen table draws its own).
     """
     style = Style(color=color_wanted() if color is None else color, symbols=symbols)
     players = view.players
-    names = list(names) if names else [f"seat {s}" for s in range(players)]
+    names = list(names) if names else [_("seat {seat}").format(seat=s) for s in range(players)]
     you = view.seat if you is None else you
     trump = view.trump
     over = view.decision == "over"
@@ -250,20 +254,21 @@ def render_table(
     # Header: what the game is, the trump, the stock and the discards.
     head = _Line().add(title or view.preset, BOLD).add(f" {style.dot} ")
     if view.trump_card:
-        head.add("trump ").add(card_face(view.trump_card, style), card_sgr(view.trump_card, trump))
+        head.add(_("trump") + " ")
+        head.add(card_face(view.trump_card, style), card_sgr(view.trump_card, trump))
     elif trump:
         symbol = SUIT_SYMBOLS[SUITS.index(trump)] if style.symbols else trump
-        head.add("trump ").add(symbol, card_sgr("2" + trump, trump))
+        head.add(_("trump") + " ").add(symbol, card_sgr("2" + trump, trump))
     else:
-        head.add("no trump yet")
-    head.add(f" {style.dot} stock {view.stock_size}")
+        head.add(_("no trump yet"))
+    head.add(f" {style.dot} " + _("stock {count}").format(count=view.stock_size))
     face_up = [card for _, card in view.stock_known if card != view.trump_card_code]
     if face_up:
-        head.add(" (face up: ")
+        head.add(" (" + _("face up:") + " ")
         _add_cards(head, [_code_text(c) for c in face_up], style, trump)
         head.add(")")
-    head.add(f" {style.dot} out of play {len(view.discarded)}")
-    head.add(f" {style.dot} move {len(view.history)}")
+    head.add(f" {style.dot} " + _("out of play {count}").format(count=len(view.discarded)))
+    head.add(f" {style.dot} " + _("move {number}").format(number=len(view.history)))
     lines.append(head)
     rule = _Line().add(style.rule_char * (width - 1), DIM)
     lines.append(rule)
@@ -273,16 +278,17 @@ def render_table(
         acting = not over and view.to_act == seat
         line = _Line().add(style.pointer + " ", BOLD) if acting else _Line().add("  ")
         name = names[seat][:16]
-        if seat == you and name.lower() != "you":
-            name += " (you)"
+        if seat == you and name.lower() not in ("you", _("you")):
+            name += " (" + _("you") + ")"
         line.add(name, BOLD if acting else "")
         size = view.hand_sizes[seat]
-        line.pad(24).add(f"{size:2d} card{'s' if size != 1 else ' '}")
+        line.pad(24).add(f"{size:2d} " + ngettext("card", "cards", size))
         role = _role(view, seat, losers)
-        line.pad(35).add(role, REVERSE if role == "LOST" else ("" if role != "out" else DIM))
+        line.pad(35).add(role, REVERSE if role == _("LOST") else ("" if role != _("out") else DIM))
         extra_at = 45
         if acting:
-            line.pad(extra_at).add(DECISION_WORDS.get(view.decision, view.decision), BOLD)
+            decision = DECISION_WORDS.get(view.decision)
+            line.pad(extra_at).add(_(decision) if decision else view.decision, BOLD)
             extra_at = line.width + 2
         shown: Sequence[str]
         if hands is not None and seat in hands and seat != view.seat:
@@ -290,7 +296,7 @@ def render_table(
             prefix = ""
         else:
             shown = [] if seat == view.seat else sort_hand(view.known_cards(seat), trump)
-            prefix = "holds "
+            prefix = _("holds") + " "
         if shown:
             line.pad(extra_at).add(prefix)
             _add_cards(line, shown, style, trump)
@@ -304,25 +310,31 @@ def render_table(
             (card_face(k, style), card_sgr(k, trump)) if k else (" " + style.dot, DIM)
             for _, k in view.table
         ]
-        table_lines = _grid("table", top, bottom, width)
+        table_lines = _grid(_("table"), top, bottom, width)
     else:
-        table_lines = [_Line().add("table").pad(7).add("(empty)", DIM)]
+        table_lines = [_Line().add(_("table")).pad(7).add(_("(empty)"), DIM)]
     if 0 < view.room < 100 and not over and view.decision in ("open", "throw-in", "give"):
-        table_lines[0].pad(width - 16).add(f"room for {view.room}", DIM)
+        table_lines[0].pad(width - 16).add(_("room for {count}").format(count=view.room), DIM)
     lines += table_lines
     lines.append(rule)
 
     # The viewing seat's hand, sorted and numbered (the numbers are move shorthand).
     hand = sort_hand(view.hand, trump)
     if hand:
-        numbers = [(str(i), DIM) for i in range(1, len(hand) + 1)]
-        cards = [(card_face(c, style), card_sgr(c, trump)) for c in hand]
-        hand_lines = _grid("hand", numbers, cards, width)
+        numbers = [
+            (style.pointer + str(i), BOLD) if i - 1 == selected else (str(i), DIM)
+            for i in range(1, len(hand) + 1)
+        ]
+        cards = [
+            (card_face(c, style), _joined(card_sgr(c, trump), REVERSE if i == selected else ""))
+            for i, c in enumerate(hand)
+        ]
+        hand_lines = _grid(_("hand"), numbers, cards, width)
     else:
-        hand_lines = [_Line().add("hand").pad(7).add("(no cards)", DIM)]
+        hand_lines = [_Line().add(_("hand")).pad(7).add(_("(no cards)"), DIM)]
     if view.hidden_in_hand:
         hand_lines[-1].pad(hand_lines[-1].width + 2).add(
-            f"+{view.hidden_in_hand} not seen yet", DIM
+            _("+{count} not seen yet").format(count=view.hidden_in_hand), DIM
         )
     lines += hand_lines
 
@@ -337,6 +349,33 @@ def render_table(
             _add_move(line, text, style, trump)
             lines.append(line)
     return "\n".join(line.text(style, width) for line in lines)
+
+
+def _joined(*codes: str) -> str:
+    return ";".join(code for code in codes if code)
+
+
+def log_lines(
+    history: Sequence[tuple[int, object]],
+    names: Sequence[str],
+    *,
+    color: bool,
+    symbols: bool,
+    trump: str | None,
+    width: int,
+) -> list[str]:
+    """The whole game's move log, one line per move (a run of passes on one line), for the
+    full-screen table's scrollable log pane."""
+    style = Style(color=color, symbols=symbols)
+    out = []
+    for seats, text in _recent_moves(history, len(history) + 1):
+        who = ", ".join(
+            names[s][:16] if s < len(names) else _("seat {seat}").format(seat=s) for s in seats
+        )
+        line = _Line().add(f"{who}: ", DIM)
+        _add_move(line, text, style, trump)
+        out.append(line.text(style, width))
+    return out
 
 
 def _recent_moves(history: Sequence[tuple[int, object]], count: int) -> list[tuple[list[int], str]]:
@@ -357,15 +396,15 @@ def _recent_moves(history: Sequence[tuple[int, object]], count: int) -> list[tup
 
 def _role(view: View, seat: int, losers: Sequence[int] | None) -> str:
     if losers is not None and seat in losers:
-        return "LOST"
+        return _("LOST")
     if view.out[seat]:
-        return "out"
+        return _("out")
     if view.decision == "over":
         return ""
     if seat == view.attacker:
-        return "attacker"
+        return _("attacker")
     if seat == view.defender:
-        return "defender"
+        return _("defender")
     return ""
 
 

@@ -5,7 +5,10 @@ so every state is known. A peer's transcript (``.moska``) holds only signed fram
 replayed by an observer :class:`~moska_p2p.protocol.session.PeerSession`, as ``moska
 verify`` does, and shown as that observer saw it: public cards only. Protocol v2 never
 reveals a secret at the end, so a card nobody showed stays hidden in a replay too; a
-transcript with a frame that does not check is refused, never shown.
+transcript that ``moska verify`` rejects is refused with verify's own fault, never shown as
+if it were genuine; asked explicitly (``unverified=True``) it is shown up to its fault, with
+a warning naming that fault on every screen. A text record (``moska export``,
+:mod:`.record_text`) is read back too.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ class ReplayError(ValueError):
     """A file that cannot be replayed, with the reason."""
 
 
+class NotVerified(ReplayError):
+    """A transcript ``moska verify`` rejects: its fault, the same text verify prints."""
+
+
 @dataclass
 class Replay:
     """A game as a list of states: ``states[0]`` before the first move, ``states[i]``
@@ -39,30 +46,71 @@ class Replay:
     owner: int = 0  # the seat whose view to show by default (a transcript's writer)
     source: str = ""
     losers: list[int] = field(default_factory=list)
+    # Non-empty: the file did not verify (or is an unsigned copy) and this says why; every
+    # screen of the replay shows it, so a forgery is never taken for a game.
+    warning: str = ""
+    # What the source says about the game beyond its moves (the text record's headers:
+    # Termination, Table, FingerprintN, Writer, Date...), for ``moska export``.
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def players(self) -> int:
         return len(self.names)
 
 
-def load_replay(path: Path) -> Replay:
-    """Read an arena saved game (JSON) or a peer transcript (anything else)."""
+def load_replay(path: Path, *, unverified: bool = False) -> Replay:
+    """Read an arena saved game (JSON), a text record (``moska export``) or a peer
+    transcript (anything else; refused unless it verifies, see the module docstring)."""
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise ReplayError(f"cannot read {path}: {error}") from None
-    if data.lstrip()[:1] == b"{":
+        raise ReplayError(f"cannot read {path}: {error.strerror or error}") from None
+    head = data.lstrip()[:1]
+    if head == b"{":
         try:
             record = json.loads(data)
         except ValueError as error:
             raise ReplayError(f"{path} is not a saved game: {error}") from None
         try:
-            return replay_of_record(record, source=str(path))
+            replay = replay_of_record(record, source=str(path))
+            replay.headers["Date"] = _file_date(path)
+            return replay
         except (OverflowError, TypeError, ValueError) as error:
             if isinstance(error, ReplayError):
                 raise
             raise ReplayError(f"{path} is not a saved game: {error}") from None
-    return replay_of_transcript(path)
+    if head == b"[":
+        from .record_text import RecordError, parse_record
+
+        try:
+            text = parse_record(data.decode("utf-8"))
+            return Replay(
+                preset=text.preset,
+                names=text.names,
+                states=text.states,
+                moves=text.moves,
+                full=text.full,
+                owner=text.owner,
+                source=str(path),
+                losers=text.losers,
+                warning=text.warning,
+                headers=text.headers,
+            )
+        except UnicodeDecodeError:
+            raise ReplayError(f"{path} is not a text record: it is not UTF-8 text") from None
+        except RecordError as error:
+            raise ReplayError(f"{path}: {error}") from None
+    replay = replay_of_transcript(path, unverified=unverified)
+    replay.headers["Date"] = _file_date(path)
+    return replay
+
+
+def _file_date(path: Path) -> str:
+    """The day (UTC) ``path`` was last written, as a text record's ``Date`` (YYYY.MM.DD)."""
+    import datetime
+
+    stamp = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.UTC)
+    return stamp.strftime("%Y.%m.%d")
 
 
 def replay_of_record(record: dict[str, object], source: str = "") -> Replay:
@@ -80,6 +128,9 @@ def replay_of_record(record: dict[str, object], source: str = "") -> Replay:
         )
         moves = [(int(seat), str(text)) for seat, text in record["moves"]]  # type: ignore[attr-defined]
         bots = list(record.get("bots") or [])  # type: ignore[call-overload]
+        forfeit, reason = record.get("forfeit"), str(record.get("reason") or "")
+        unfinished = bool(record.get("unfinished"))
+        recorded = [int(s) for s in record.get("losers") or []]  # type: ignore[attr-defined]
     except (KeyError, TypeError, ValueError) as error:
         raise ReplayError(f"not a saved game: {error!r}") from None
     names = [
@@ -93,11 +144,48 @@ def replay_of_record(record: dict[str, object], source: str = "") -> Replay:
         except ValueError as error:
             raise ReplayError(f"move {number} ({text}) does not replay: {error}") from None
         states.append(game.copy())
-    return Replay(preset, names, states, moves, True, 0, source, list(game.losers))
+    headers = {"Source": f"arena record {Path(source).name}" if source else "arena record"}
+    if isinstance(forfeit, int) and not isinstance(forfeit, bool):
+        headers["Termination"] = f"seat {forfeit} forfeited" + (f": {reason}" if reason else "")
+    elif unfinished:
+        headers["Termination"] = "unfinished (past the arena's --max-moves)"
+    losers = list(game.losers) if game.is_over else recorded  # a forfeit ends it early
+    replay = Replay(preset, names, states, moves, True, 0, source, losers)
+    replay.headers = headers
+    return replay
 
 
-def replay_of_transcript(path: Path) -> Replay:
-    """The states of a peer transcript, through an observer session (module docstring)."""
+def replay_of_transcript(path: Path, *, unverified: bool = False) -> Replay:
+    """The states of a peer transcript, through an observer session, once
+    :func:`~moska_p2p.protocol.transcript.verify_transcript` (``moska verify``'s own check,
+    so the two always agree) has accepted it; with ``unverified``, a rejected file is shown
+    up to its fault with :attr:`Replay.warning` naming it."""
+    from ..protocol.transcript import verify_transcript
+
+    report = verify_transcript(path)
+    if report.valid:
+        replay = transcript_states(path)
+        replay.headers["Verified"] = "yes (moska verify)"
+        if report.verdict:
+            replay.headers["Termination"] = f"stopped: {report.verdict}"
+        return replay
+    fault = report.fault or "it does not verify"
+    if not unverified:
+        raise NotVerified(
+            f"{path}: {fault}; moska verify rejects this transcript, so it is not replayed"
+            " (--unverified shows it, marked)"
+        )
+    try:
+        replay = transcript_states(path)
+    except ReplayError:
+        raise NotVerified(f"{path}: {fault}; no move comes before the fault") from None
+    replay.warning = f"NOT VERIFIED: {fault}"
+    return replay
+
+
+def transcript_states(path: Path) -> Replay:
+    """Every state an observer session reaches on the transcript's frames, in file order,
+    up to the first frame it rejects (the caller has verified the file, or marks it)."""
     from ..crypto.identity import fingerprint_of
     from ..protocol import verdict as v
     from ..protocol.session import PeerSession
@@ -109,29 +197,36 @@ def replay_of_transcript(path: Path) -> Replay:
     except (TranscriptError, ValueError) as error:
         raise ReplayError(f"{path}: {error}") from None
     hidden: list[Game] = []
-    fault = ""
-    for index, frame in enumerate(frames):
-        for out in observer.receive(frame):
-            if isinstance(out, v.Rejected):
-                # A frame that does not check (a forged signature, a flipped bit) makes the
-                # file untrustworthy: showing its moves would present a forgery as a game.
-                raise ReplayError(f"{path}: frame {index}: {out.reason} (see moska verify)")
-            elif isinstance(out, v.Stopped) and not fault:
-                fault = f"frame {index}: {out.verdict.describe()}"
+    for frame in frames:
+        before = len(observer.transcript)
+        try:
+            outputs = observer.receive(frame)
+        except ValueError:  # the verifier's own failure: verify names it, nothing to show
+            break
+        if any(isinstance(out, v.Rejected) for out in outputs):
+            break  # a frame that does not check shows nothing (verify names it)
         game = observer.game
         if game is not None and len(hidden) == len(observer.moves):
             hidden.append(game.copy())  # the deal, then the state after each move
-    if observer.game is None or not observer.seats:
-        raise ReplayError(f"{path}: the transcript ends before the deal ({fault or 'no game'})")
+        if any(isinstance(out, v.Stopped) for out in outputs):
+            break  # the game stopped here (a verdict); nothing after it is part of it
+        if len(observer.transcript) != before + 1:
+            break  # a frame that cannot apply here (verify: "out of order"), nor any after
+    if observer.game is None or not observer.seats or not hidden:
+        raise ReplayError(f"{path}: the transcript ends before the deal, so there is no game")
     names = [observer.peers[key].name or fingerprint_of(key) for key in observer.seats]
-    moves = list(observer.moves)
+    moves = list(observer.moves)[: len(hidden) - 1]
     owner_seat = observer.seat_of.get(owner, 0)
-    source = str(path)
-    while len(hidden) < len(moves) + 1:  # pragma: no cover - one copy per move above
-        hidden.append(hidden[-1])
-    return Replay(
-        config.preset, names, hidden[: len(moves) + 1], moves, False, owner_seat, source, []
+    replay = Replay(
+        config.preset, names, hidden, moves, False, owner_seat, str(path), list(observer.losers)
     )
+    replay.headers = {"Source": f"transcript {path.name}", "Verified": "no"}
+    if observer.game_id:
+        replay.headers["Table"] = observer.game_id.hex()
+    for seat, key in enumerate(observer.seats):
+        replay.headers[f"Fingerprint{seat}"] = fingerprint_of(key)
+    replay.headers["Writer"] = f"seat {owner_seat} ({fingerprint_of(owner)})"
+    return replay
 
 
 def frame_text(
@@ -142,9 +237,12 @@ def frame_text(
     open_hands: bool,
     color: bool,
     symbols: bool,
+    width: int = 80,
+    height: int = 20,
 ) -> str:
     """The table at ``step`` as ``seat`` saw it (all hands open with ``open_hands``), with a
-    line saying which move led there."""
+    line saying which move led there (the last line). ``width`` and ``height`` as in
+    :func:`~.render.render_table` (the full-screen replay draws its own log: height 0)."""
     game = replay.states[step]
     view = game.view(seat)
     hands = {s: game.hand(s) for s in range(replay.players)} if open_hands else None
@@ -158,6 +256,8 @@ def frame_text(
         losers=list(game.losers) if over else None,
         you=-1,
         title=f"{replay.preset} replay",
+        width=width,
+        height=height,
     )
     total = len(replay.moves)
     if step == 0:
@@ -169,6 +269,8 @@ def frame_text(
     if over:
         losers = ", ".join(replay.names[s] for s in game.losers) or "nobody (a draw)"
         what += f"; game over, lost: {losers}"
+    if replay.warning:  # on every screen: an unverified file is never taken for a game
+        table = f"!! {replay.warning} !!\n{table}"
     return table + "\n" + what
 
 
@@ -180,10 +282,12 @@ def run_replay(
     interactive: bool,
     out: TextIO,
     color: bool | None = None,
-    read: Callable[[str], str] = input,
+    read: Callable[[str], str] | None = None,
 ) -> None:
-    """Show the replay: on a terminal step by step (Enter next, ``b`` back, a number to go
-    to that move, ``q`` quit); otherwise every step, one after the other."""
+    """Show the replay: on a terminal step by step in the full-screen table (Enter or n
+    next, ``b`` back, a number to go to that move, ``e`` the end, ``q`` quit; ``read``
+    given: the same questions as lines, each step printed), otherwise every step, one after
+    the other."""
     if seat is None:
         seat = replay.owner
     if not 0 <= seat < replay.players:
@@ -206,6 +310,11 @@ def run_replay(
         out.flush()
 
     last = len(replay.moves)
+    if interactive and read is None:
+        _run_full_screen(replay, seat, open_hands, use_color, symbols)
+        return
+    if read is None:
+        read = input
     if not interactive:
         for step in range(last + 1):
             show(step, False)
@@ -238,3 +347,71 @@ def run_replay(
             step = last
         else:
             message = f'"{answer}"? Enter: next, b: back, a move number, q: quit.'
+
+
+def _run_full_screen(
+    replay: Replay, seat: int, open_hands: bool, color: bool, symbols: bool
+) -> None:
+    """The replay in the full-screen table (:mod:`.app`): the table at each step, the log
+    of the moves so far, and single keys to step (Enter/n, b, e, q; a number and Enter)."""
+    from .app import FullScreen
+    from .render import log_lines
+
+    screen = FullScreen(color=color, symbols=symbols)
+    screen.single_keys = {"n": "n", "b": "b", "q": "q", "e": "e", "right": "n", "left": "b"}
+    last = len(replay.moves)
+    step, message = 0, ""
+    prompt = "n/Enter next · b back · NUMBER go to · e end · q quit > "
+    if not symbols:
+        prompt = prompt.replace("·", "|")
+    screen.start()
+    try:
+        while True:
+            parts = frame_text(
+                replay, step, seat, open_hands=open_hands, color=color, symbols=symbols
+            ).rsplit("\n", 1)
+            view = replay.states[step].view(seat)
+            screen.show(
+                lambda width, _, step=step: frame_text(  # type: ignore[misc]
+                    replay,
+                    step,
+                    seat,
+                    open_hands=open_hands,
+                    color=color,
+                    symbols=symbols,
+                    width=width,
+                    height=0,
+                ).rsplit("\n", 1)[0],
+                0,
+                log_lines(
+                    view.history,
+                    replay.names,
+                    color=color,
+                    symbols=symbols,
+                    trump=view.trump,
+                    width=200,
+                ),
+            )
+            screen.status(message or parts[-1])
+            try:
+                answer = screen.ask(prompt)
+            except (EOFError, KeyboardInterrupt):
+                return
+            answer = answer.strip().lower()
+            message = ""
+            if answer in ("q", "quit", "exit"):
+                return
+            if answer in ("", "n", "next"):
+                if step == last:
+                    message = "That was the last move (b: back, q: quit)."
+                step = min(last, step + 1)
+            elif answer in ("b", "back"):
+                step = max(0, step - 1)
+            elif answer.isdigit():
+                step = min(last, int(answer))
+            elif answer in ("e", "end"):
+                step = last
+            else:
+                message = f'"{answer}"? Enter: next, b: back, a move number, q: quit.'
+    finally:
+        screen.stop()

@@ -1,55 +1,72 @@
 """A person at the terminal, seated through the bot API.
 
 :class:`TerminalPlayer` has the bot's ``choose(view, legal_moves)`` and hooks, so any driver
-that seats bots (the local game of ``moska play``, later a network peer) seats a person the
-same way. It draws the table (:mod:`.render`), reads a move with tab completion of the legal
-moves (prompt_toolkit on a terminal, plain ``input()`` otherwise, so it can be scripted),
-understands short forms (:mod:`.shorthand`), and never returns anything but a legal move: a
-mistyped or illegal move gets a one-line reason and the prompt again.
+that seats bots (the local game of ``moska play``, a network peer) seats a person the same
+way. On a terminal it plays in the full-screen table (:mod:`.app`: the table, the whole
+game's log, a status line, the input line with tab completion of the legal moves); in plain
+mode (not a terminal, or ``--plain``) it prints lines and reads them with ``input()``, so it
+can be scripted. It understands short forms (:mod:`.shorthand`) and never returns anything
+but a legal move: a mistyped or illegal move gets a one-line reason and the prompt again.
 """
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
-from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from ..bots.api import BaseBot, Event, GameResult
 from ..engine import Move, View
+from ..i18n import N_, _, language
 from ..table.seat import LeaveTable
-from .render import Style, color_wanted, move_text, render_table, strip_ansi, symbols_wanted
+from .app import FullScreen, legal_line, wrap_text
+from .render import (
+    Style,
+    color_wanted,
+    log_lines,
+    move_text,
+    render_table,
+    sort_hand,
+    strip_ansi,
+    symbols_wanted,
+)
 from .shorthand import expand_verb, read_move
 
-CLEAR = "\x1b[H\x1b[2J"
 COMMANDS = ("help", "rules", "hint", "moves", "quit")
+FINNISH_COMMANDS = {"ohje": "help", "säännöt": "rules", "vihje": "hint", "siirrot": "moves",
+                    "lopeta": "quit"}  # fmt: skip
+"""The commands' Finnish names, understood in Finnish (and offered by Tab there)."""
+YES = ("y", "yes")
+FINNISH_YES = ("k", "kyllä", "kylla")
+"""Yes in Finnish (kyllä), understood besides y and yes when the language is Finnish."""
 DEFAULT_HINT = "ismcts:time=0.3"
 
-HELP = """\
+HELP = N_("""\
 Moves (RULES C6 notation, any case; cards as 3H, 10D, QS or with ♣ ♦ ♥ ♠):
-  attack 3H 3S     a (attack)       open a bout, or throw in, with one or more cards
-  attack deck      a deck           attack with the top card of the stock
-  kill 3H 7H       k (kill)         kill the attack card 3H with your 7H
-  take             t                pick up the cards on the table
-  pass             p                nothing to add now (answered for you when it is the
-                                    only move)
-  exchange         x                swap the trump indicator for your low trump
-  self 8S 9S       s                kill your own attack card from the stock
-  deck-kill        dk               kill with the top card of the stock
-  transfer 7C      tr               pass the attack on (perevodnoy); transfer show 7D
-  beg 3H 9H        b                (kaavi)
-A number stands for that card of your hand as numbered on the table: "k 3h 2" kills 3H
-with hand card 2, "a 1 2" attacks with cards 1 and 2; "k 9c" is enough when 9C fits only
+  attack 3H 3S   a    open a bout, or throw in, with one or more cards
+  attack deck    a    attack with the top card of the stock
+  kill 3H 7H     k    kill the attack card 3H with your 7H
+  take           t    pick up the cards on the table
+  pass           p    nothing to add now (answered for you when it is the only move)
+  exchange       x    swap the trump indicator for your low trump
+  self 8S 9S     s    kill your own attack card from the stock
+  deck-kill      dk   kill with the top card of the stock
+  transfer 7C    tr   pass the attack on (perevodnoy); transfer show 7D
+  beg 3H 9H      b    (kaavi)
+A number stands for that card of your hand as numbered on the table: "k 3h 2" kills 3H \
+with hand card 2, "a 1 2" attacks with cards 1 and 2; "k 9c" is enough when 9C fits only \
 one card on the table. Tab completes a legal move.
-Commands: help (this), rules (the game's rules in brief), hint (what the strongest bot
-would play), moves (every legal move), quit (leave the game); Enter redraws the table.
-Ctrl-C asks whether to leave."""
+Commands: help (this), rules (the game's rules in brief), hint (what the strongest bot \
+would play), moves (every legal move), quit (leave the game). Ctrl-C asks whether to leave.
+Keys on the full-screen table: ? help; Left/Right pick a card of your hand, Up adds it to \
+the line; Esc clears the line (or closes this pane); PgUp/PgDn scroll the log (or this pane).\
+""")
+"""The help, one logical line per line: :func:`.app.wrap_text` wraps it to the width."""
 
 
 class LeaveGame(LeaveTable):
@@ -60,13 +77,13 @@ class TerminalPlayer(BaseBot):
     """One seat played by a person at the terminal (see the module docstring).
 
     ``names`` are the seats' names, for the table. ``view_source`` returns this seat's
-    current view; with it the table redraws after every move of any seat (``observe``),
-    without it only each move's line is printed. ``auto_pass`` is the pause in seconds
+    current view; with it the table is redrawn after every move of any seat (``observe``),
+    without it only each move's line is shown. ``auto_pass`` is the pause in seconds
     before a lone ``pass`` is answered, ``pace`` the pause after another seat's move so a
     person can follow the play (0: none), ``hint`` the bot asked by the ``hint`` command.
-    ``interactive`` defaults to "stdin and stdout are terminals": then the screen is
-    redrawn in place and moves are read with completion; otherwise lines are printed and
-    read one by one.
+    ``interactive`` defaults to "stdin and stdout are terminals, and not ``plain``": then
+    the game is played in the full-screen table; otherwise lines are printed and read one
+    by one.
     """
 
     name = "person"
@@ -84,6 +101,7 @@ class TerminalPlayer(BaseBot):
         stdin: TextIO | None = None,
         stdout: TextIO | None = None,
         interactive: bool | None = None,
+        plain: bool = False,
     ) -> None:
         self.names = list(names)
         self.view_source = view_source
@@ -93,87 +111,142 @@ class TerminalPlayer(BaseBot):
         self.stdin = stdin or sys.stdin
         self.out = stdout or sys.stdout
         if interactive is None:
-            interactive = _isatty(self.stdin) and _isatty(self.out)
+            interactive = not plain and _isatty(self.stdin) and _isatty(self.out)
         self.interactive = interactive
         self.color = color_wanted(self.out) if color is None else color
         self.symbols = symbols_wanted(self.out)
         self.seat = 0
-        self._prompt: PromptSession[str] | None = None
-        self._completer: _MoveCompleter | None = None
+        self._screen: FullScreen | None = None
+        self._completer = _MoveCompleter()
         self._hint_bot: Any = None
         self._closed = False
         self._interrupted = False
+        self._last = ""  # the latest move, for the status line ("bob: attack J♦")
+        self._final = ""  # the table to leave on the terminal when the screen closes
+        self._said: list[str] = []  # what was said since, printed after the table
 
     # ------------------------------------------------------------------ bot API
 
     def start_game(self, view: View) -> None:
         self.seat = view.seat
-        if self.view_source is None:
+        self._last = ""
+        self._said = []
+        if self.interactive:
+            self._draw(view, _("A new game: the deal."))
+        elif self.view_source is None:
             self._print(self.table(view))
 
     def choose(self, view: View, legal_moves: Sequence[Move]) -> Move:
         """Show the table and ask until the person names a legal move."""
         self.seat = view.seat
         if len(legal_moves) == 1 and legal_moves[0].kind_name == "pass":
-            self._draw(view, "Nothing to do: passing for you.")
+            self._draw(view, _("Nothing to do: passing for you."))
             if self.auto_pass > 0:
                 self._sleep(self.auto_pass)
             return legal_moves[0]
         texts = [str(m) for m in legal_moves]
-        status = f"Your move: {_decision(view.decision)}. Type a move, or help, hint, quit."
+        keys = _("? help") if self.interactive else _("type a move, or help, hint, quit")
+        status = _("Your move: {decision} ({keys})").format(
+            decision=_decision(view.decision), keys=keys
+        )
         self._draw(view, status, texts)
+        finnish = language() == "fi"
+        self._completer.words = [*texts, *COMMANDS, *(FINNISH_COMMANDS if finnish else ())]
         while True:
-            line = self._ask(texts).strip()
+            line = self._ask().strip()
             word = line.lower()
+            if finnish:
+                word = FINNISH_COMMANDS.get(word, word)
             if not word:
-                self._draw(view, status, texts)
+                if not self.interactive:
+                    self._draw(view, status, texts)
                 continue
             if word in ("help", "?", "h"):
-                self._print(HELP)
+                self._show_text(_("help"), _(HELP))
             elif word == "rules":
-                self._print(_rules(view.preset))
+                self._show_text(_("rules"), _rules(view.preset))
             elif word == "hint":
-                self._print(self._hint(view, legal_moves))
+                self._tell(view, self._hint(view, legal_moves))
             elif word == "moves":
-                self._print("legal moves: " + " | ".join(texts))
+                self._show_text(_("legal moves"), _("legal moves:") + " " + " | ".join(texts))
             elif word in ("quit", "exit", "q"):
                 raise LeaveGame("quit")
             else:
                 try:
                     return read_move(line, view, legal_moves)
                 except ValueError as error:
-                    self._print(f"not played: {error}")
+                    self._tell(view, _("not played: {reason}").format(reason=error))
 
     def observe(self, event: Event) -> None:
         """Redraw the table after a move (or print its line), then pause a moment after
         another seat's move so the play can be followed."""
-        who = self.names[event.seat] if event.seat < len(self.names) else f"seat {event.seat}"
+        who = (
+            self.names[event.seat]
+            if event.seat < len(self.names)
+            else _("seat {seat}").format(seat=event.seat)
+        )
         text = move_text(str(event.move), Style(color=False, symbols=self.symbols))
+        self._last = f"{who}: {text}"
         if self.interactive and self.view_source is not None:
             view = self.view_source()
-            # Our own move, or our turn next: choose() draws the table anyway.
-            if event.seat != self.seat and view.to_act != self.seat:
-                self._draw(view, f"{who}: {text}")
-                if self.pace > 0:
-                    self._sleep(self.pace)
+            self._draw(view, "")
+            if event.seat != self.seat and view.to_act != self.seat and self.pace > 0:
+                self._sleep(self.pace)
+        elif self.interactive:
+            self._status(self._last)
         else:
-            self._print(f"{who}: {text}")
+            self._print(self._last)
 
     def end_game(self, result: GameResult) -> None:
         """The final table, the losers marked, and who lost in words."""
         losers = list(result.losers)
+        if result.forfeit is not None:
+            what = _("{name} forfeited: {reason}").format(
+                name=self._name(result.forfeit), reason=result.reason
+            )
+        elif not losers:
+            what = _("A draw: nobody holds cards.")
+        elif self.seat in losers:
+            what = (
+                _("You lost.")
+                if len(losers) == 1
+                else _("You lost, with {names}.").format(names=self._names(losers))
+            )
+        else:
+            what = _("{names} lost; you did not.").format(names=self._names(losers))
+        line = _("Game over after {count} moves. {what}").format(count=result.moves, what=what)
         if self.view_source is not None:
             view = self.view_source()
-            self._print(self.table(view, losers=losers), clear=self.interactive)
-        if result.forfeit is not None:
-            what = f"{self._name(result.forfeit)} forfeited: {result.reason}"
-        elif not losers:
-            what = "A draw: nobody holds cards."
-        elif self.seat in losers:
-            what = "You lost." if len(losers) == 1 else f"You lost, with {self._names(losers)}."
-        else:
-            what = f"{self._names(losers)} lost; you did not."
-        self._print(f"Game over after {result.moves} moves. {what}")
+            if self.interactive:
+                self._last = ""
+                self._draw(view, "", losers=losers)
+                self._final = self.table(view, losers=losers)
+                self._said = []
+                self.say(line)
+                return
+            self._print(self.table(view, losers=losers))
+        self.say(line)
+
+    def open(self) -> None:
+        """Open the full-screen table now (a network seat, as its game starts, from the main
+        thread: then resizes reach it as signals); plain mode has nothing to open. A new
+        table starts afresh: an earlier game's :meth:`abort` no longer applies, and its last
+        move is not this game's (the status line)."""
+        self._closed = self._interrupted = False
+        self._last = ""
+        if self.interactive:
+            self._open_screen()
+
+    def close(self) -> None:
+        """Leave the full-screen table (if it was shown) and print the last table and what
+        was said since the game ended, so they stay on the terminal."""
+        screen, self._screen = self._screen, None
+        if screen is None:
+            return
+        screen.stop()
+        lines = [self._final] if self._final else []
+        self._print("\n".join([*lines, *self._said, *screen.caught]))
+        self._final, self._said = "", []
 
     # ------------------------------------------------------------------ questions
 
@@ -181,51 +254,49 @@ class TerminalPlayer(BaseBot):
         """Ask "leave the game?" (No by default). A second Ctrl-C or the end of input
         counts as yes: the person clearly wants out."""
         try:
-            answer = self._read_plain("leave the game? [y/N] ")
+            answer = self._question(_("leave the game? [y/N] "))
         except (KeyboardInterrupt, EOFError):
-            self._print("")
+            if not self.interactive:
+                self._print("")
             return True
-        return answer.strip().lower() in ("y", "yes")
+        return answer.strip().lower() in _yes()
 
-    def ask_yes(self, question: str, default: bool = True) -> bool:
-        """A yes/no question (``play again?``); Ctrl-C or the end of input is no."""
-        hint = "[Y/n]" if default else "[y/N]"
+    def ask_yes(self, question: str, default: bool = False) -> bool:
+        """A yes/no question (``play again?``, no by default: a habitual Enter must not
+        start another game); Ctrl-C or the end of input is no. With no table on the screen
+        (between a network session's games: each game's table is closed so the node's
+        report stays on the terminal) it is a line question under that report; a full
+        screen opened for it would hide the report and keep the terminal if the session
+        ends there."""
+        hint = _("[Y/n]") if default else _("[y/N]")
+        line = not self.interactive or self._screen is None
         try:
-            answer = self._read_plain(f"{question} {hint} ").strip().lower()
+            if line:
+                answer = self._read_plain(f"{question} {hint} ").strip().lower()
+            else:
+                answer = self._question(f"{question} {hint} ").strip().lower()
         except (KeyboardInterrupt, EOFError):
-            self._print("")
+            if line:
+                self._print("")
             return False
-        return default if not answer else answer in ("y", "yes")
+        return default if not answer else answer in _yes()
 
     def abort(self) -> None:
-        """Close the prompt a ``choose`` in another thread waits at (a network game ended
-        meanwhile, or its time ran out): that ``choose`` raises :class:`LeaveGame` ("closed")
-        and the terminal is restored. Safe from any thread; a plain ``input()`` cannot be
-        interrupted (the driver abandons that thread)."""
+        """Close the question a ``choose`` in another thread waits at (a network game ended
+        meanwhile, or its time ran out): that ``choose`` raises :class:`LeaveGame` ("closed").
+        Safe from any thread; a plain ``input()`` cannot be interrupted (the driver abandons
+        that thread)."""
         self._closed = True
-        self._stop_prompt(lambda: LeaveGame("closed"))
+        if self._screen is not None:
+            self._screen.fail(LeaveGame("closed"))
 
     def interrupt(self) -> None:
         """Ctrl-C reached the driver (a signal) while a ``choose`` runs in another thread:
-        the prompt, now or as it starts, asks "leave the game?" as if Ctrl-C was typed at it.
-        Safe from any thread."""
+        the question, now or as it starts, asks "leave the game?" as if Ctrl-C was typed at
+        it. Safe from any thread."""
         self._interrupted = True
-        self._stop_prompt(KeyboardInterrupt)
-
-    def _stop_prompt(self, error: Callable[[], BaseException]) -> None:
-        session = self._prompt
-        app = session.app if session is not None else None
-        loop = app.loop if app is not None else None
-        if app is None or loop is None or not app.is_running:
-            return  # _before_prompt sees the flag as the next prompt starts
-
-        def stop() -> None:
-            if app.is_running and app.future is not None and not app.future.done():
-                self._interrupted = False
-                app.exit(exception=error())
-
-        with contextlib.suppress(RuntimeError):  # the prompt's loop closed meanwhile
-            loop.call_soon_threadsafe(stop)
+        if self._screen is not None and self._screen.fail(KeyboardInterrupt()):
+            self._interrupted = False
 
     # ------------------------------------------------------------------ drawing
 
@@ -241,23 +312,91 @@ class TerminalPlayer(BaseBot):
         )
 
     def say(self, text: str) -> None:
-        """Print a line for the person (the driver's messages: scores, results)."""
-        self._print(text)
+        """A line for the person (the driver's messages: scores, results)."""
+        if self.interactive:
+            self._said.append(text)
+            self._open_screen().note(text)
+            self._status(text)
+        else:
+            self._print(text)
 
-    def _draw(self, view: View, status: str, legal: Sequence[str] = ()) -> None:
-        lines = [self.table(view), status]
-        if legal:
-            lines.append(_legal_line(legal, 80))
-        self._print("\n".join(lines), clear=self.interactive)
+    def _draw(
+        self,
+        view: View,
+        status: str,
+        legal: Sequence[str] = (),
+        losers: Sequence[int] | None = None,
+    ) -> None:
+        if not self.interactive:
+            lines = [self.table(view), status]
+            if legal:
+                lines.append(legal_line(legal, 80))
+            self._print("\n".join(lines))
+            return
+        screen = self._open_screen()
+        names, color, symbols = list(self.names), self.color, self.symbols
+        if view.history and view.decision != "over":
+            # The move the table shows last, from the same view: the status line is never
+            # behind the table (a network seat's move events may come after its next turn).
+            seat, move = view.history[-1]
+            who = names[seat] if seat < len(names) else _("seat {seat}").format(seat=seat)
+            self._last = f"{who}: {move_text(str(move), Style(color=False, symbols=symbols))}"
+        screen.hand_cards = sort_hand(view.hand, view.trump)
+        screen.show(
+            lambda width, picked: render_table(
+                view,
+                names,
+                color=color,
+                symbols=symbols,
+                width=width,
+                height=0,
+                losers=losers,
+                selected=picked,
+            ),
+            len(view.hand),
+            log_lines(
+                view.history, names, color=color, symbols=symbols, trump=view.trump, width=200
+            ),
+            legal=legal,
+            status=self._status_text(status),
+        )
 
-    def _print(self, text: str, clear: bool = False) -> None:
+    def _status_text(self, text: str) -> str:
+        return "  ·  ".join(part for part in (self._last, text) if part)
+
+    def _status(self, text: str) -> None:
+        """The status line: the latest move, then what is asked or was said."""
+        self._open_screen().status(self._status_text(text))
+
+    def _tell(self, view: View, text: str) -> None:
+        """A one-line answer (a hint, why a move was not played)."""
+        if self.interactive:
+            self._status(text)
+        else:
+            self._print(text)
+
+    def _show_text(self, title: str, text: str) -> None:
+        """Help, rules, the moves: in a pane, or printed wrapped to 80 columns."""
+        if self.interactive:
+            self._open_screen().pane(title, text)
+        else:
+            self._print("\n".join(wrap_text(text, 79)))
+
+    def _open_screen(self) -> FullScreen:
+        if self._screen is None:
+            self._screen = FullScreen(self._completer, color=self.color, symbols=self.symbols)
+            self._screen.help_text = _(HELP)
+            self._screen.start()
+        return self._screen
+
+    def _print(self, text: str) -> None:
         if not self.color:
             text = strip_ansi(text)
-        self.out.write((CLEAR if clear else "") + text + "\n")
+        self.out.write(text + "\n")
         self.out.flush()
 
     def _name(self, seat: int) -> str:
-        return "you" if seat == self.seat else self.names[seat]
+        return _("you") if seat == self.seat else self.names[seat]
 
     def _names(self, seats: Iterable[int]) -> str:
         return ", ".join(self._name(s) for s in seats)
@@ -271,9 +410,9 @@ class TerminalPlayer(BaseBot):
 
     # ------------------------------------------------------------------ reading
 
-    def _ask(self, legal: Sequence[str]) -> str:
-        """One line from the person, with completion of ``legal``; Ctrl-C asks whether to
-        leave, the end of input leaves."""
+    def _ask(self) -> str:
+        """One line from the person, with completion of the legal moves; Ctrl-C asks
+        whether to leave, the end of input leaves."""
         while True:
             if self._closed:
                 raise LeaveGame("closed")
@@ -282,35 +421,31 @@ class TerminalPlayer(BaseBot):
                     self._interrupted = False
                     raise KeyboardInterrupt
                 if self.interactive:
-                    return self._prompt_session(legal).prompt("> ", pre_run=self._before_prompt)
+                    return self._open_screen().ask("> ", before_wait=self._before_wait)
                 return self._read_plain("> ")
             except KeyboardInterrupt:
                 if self.confirm_leave():
                     raise LeaveGame("interrupted") from None
             except EOFError:
+                if self._closed:
+                    raise LeaveGame("closed") from None
                 if not self.interactive or self.confirm_leave():
                     raise LeaveGame("end of input") from None
 
-    def _before_prompt(self) -> None:
-        """Runs as the prompt starts: :meth:`abort` or :meth:`interrupt` may have come just
-        before it."""
-        if self._prompt is None:
+    def _before_wait(self) -> None:
+        """:meth:`abort` or :meth:`interrupt` may have come just before the question."""
+        if self._screen is None:
             return
         if self._closed:
-            self._prompt.app.exit(exception=LeaveGame("closed"))
+            self._screen.fail(LeaveGame("closed"))
         elif self._interrupted:
             self._interrupted = False
-            self._prompt.app.exit(exception=KeyboardInterrupt())
+            self._screen.fail(KeyboardInterrupt())
 
-    def _prompt_session(self, legal: Sequence[str]) -> PromptSession[str]:
-        if self._prompt is None:
-            self._completer = _MoveCompleter()
-            self._prompt = PromptSession(
-                completer=self._completer, complete_while_typing=False, enable_history_search=False
-            )
-        assert self._completer is not None
-        self._completer.words = [*legal, *COMMANDS]
-        return self._prompt
+    def _question(self, prompt: str) -> str:
+        if self.interactive:
+            return self._open_screen().ask(prompt)
+        return self._read_plain(prompt)
 
     def _read_plain(self, prompt: str) -> str:
         self.out.write(prompt)
@@ -331,36 +466,29 @@ class TerminalPlayer(BaseBot):
                 self._hint_bot = load_bot(self.hint_spec)
             move = self._hint_bot.choose(view, legal)
         except (BotLoadError, ImportError, ValueError) as error:
-            return f"no hint: {error}"
+            return _("no hint: {reason}").format(reason=error)
         name = self.hint_spec.split(":")[0]
-        return f"hint ({name}): {move}"
+        return _("hint ({bot}): {move}").format(bot=name, move=move)
 
 
-def _legal_line(legal: Sequence[str], width: int) -> str:
-    """``legal: take | kill 5D 9C | ...`` cut at whole moves to fit one line; the moves
-    are in the notation one types (letters), so they can be copied as they stand."""
-    full = "legal: " + " | ".join(legal)
-    if len(full) <= width - 1:
-        return full
-    line = "legal: "
-    for index, text in enumerate(legal):
-        tail = f" (+{len(legal) - index} more: Tab or moves)"
-        piece = ("" if index == 0 else " | ") + text
-        if len(line) + len(piece) + len(tail) > width - 1:
-            return line + tail
-        line += piece
-    return line  # pragma: no cover - the whole list fitted after all
+_DECISIONS = {
+    "open": N_("open a bout"),
+    "defend": N_("defend (kill or take)"),
+    "throw-in": N_("throw in or pass"),
+    "give": N_("give more or pass"),
+    "exchange-or-pass": N_("exchange the trump or pass"),
+    "twos": N_("play twos"),
+}
 
 
 def _decision(decision: str) -> str:
-    return {
-        "open": "open a bout",
-        "defend": "defend (kill or take)",
-        "throw-in": "throw in or pass",
-        "give": "give more or pass",
-        "exchange-or-pass": "exchange the trump or pass",
-        "twos": "play twos",
-    }.get(decision, decision)
+    words = _DECISIONS.get(decision)
+    return _(words) if words else decision
+
+
+def _yes() -> tuple[str, ...]:
+    """The answers that mean yes: y and yes, and in Finnish also k and kyllä."""
+    return YES + FINNISH_YES if language() == "fi" else YES
 
 
 def _rules(preset: str) -> str:

@@ -20,17 +20,20 @@ PACKAGE = Path(__file__).resolve().parents[2] / "moska_p2p"
 # crypto, protocol, bots, network, table, arena, screen, command line.
 ALLOWED: dict[str, set[str]] = {
     "cards": set(),
-    "rules_text": {"cards", "engine"},
+    "i18n": set(),
+    "rules_text": {"cards", "engine", "i18n"},
     "engine": {"cards"},
     "crypto": {"cards"},
     "protocol": {"cards", "engine", "crypto"},
     "bots": {"cards", "engine"},
+    "rl": {"cards", "engine", "bots"},
     "net": {"cards", "engine", "crypto", "protocol"},
     "table": {"cards", "engine", "crypto", "protocol", "bots", "net"},
     "arena": {"cards", "engine", "bots", "table"},
-    "ui": {"cards", "rules_text", "engine", "crypto", "protocol", "bots", "table", "arena"},
+    "ui": {"cards", "rules_text", "engine", "crypto", "protocol", "bots", "table", "arena",
+           "i18n"},
     "cli": {"cards", "rules_text", "engine", "crypto", "protocol", "bots", "net", "table",
-            "arena", "ui"},
+            "arena", "ui", "i18n"},
     "__main__": {"cli"},
 }  # fmt: skip
 

@@ -1,16 +1,16 @@
 """A person at a network table (issue 6): ``moska host`` without ``--bot`` runs in a
-pseudo-terminal (pexpect, 80x24) and bots join it with ``moska join --bot random``, every
-process real and every byte on 127.0.0.1.
+pseudo-terminal (pexpect, 80x24, its output on a VT100 emulator: ``tests/ui/screen_harness``)
+and bots join it with ``moska join --bot random``, every process real and every byte on
+127.0.0.1.
 
-The person plays as a person would: it reads the ``legal:`` line printed above the prompt and
-types the first move in it. Every wait is bounded (pexpect and subprocess timeouts) and every
-process is killed in ``finally``.
+The person plays as a person would: it reads the ``legal:`` line of the full-screen table and
+types the first move in it. Every wait is bounded (screen and subprocess timeouts) and every
+process is killed in ``finally``; a failing check shows the screen.
 """
 
 from __future__ import annotations
 
 import getpass
-import os
 import re
 import subprocess
 import sys
@@ -18,14 +18,15 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pexpect
 import pytest
 from typer.testing import CliRunner
 
 from moska_p2p.cli import app
 from moska_p2p.protocol.transcript import verify_transcript
 
-LEGAL = re.compile(r"legal: ([^\r\n]*)\r\n")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ui"))
+from screen_harness import Term, term_env
+
 PORT = re.compile(r"join with: moska join 127\.0\.0\.1:(\d+)")
 TIMEOUT = 30  # one wait: a loaded CI machine is slow to start Python
 GAME_TIMEOUT = 60  # a whole game (mustamaija for 4 takes a few seconds)
@@ -38,20 +39,15 @@ class Table:
         self.folder = folder
         self.players = players
         self.pace = pace  # seconds each bot waits before its move
-        self.env = dict(os.environ)
-        self.env.update(
-            TERM="xterm",
-            PROMPT_TOOLKIT_NO_CPR="1",
+        self.env = term_env(
             MOSKA_DISCOVERY_IF="127.0.0.1",
-            NO_COLOR="1",
-            PYTHONUNBUFFERED="1",
             XDG_DATA_HOME=str(folder / "data"),
             XDG_CONFIG_HOME=str(folder / "config"),
         )
-        self.person: pexpect.spawn | None = None
+        self.person: Term | None = None
         self.bots: list[subprocess.Popen[bytes]] = []
 
-    def open(self) -> pexpect.spawn:
+    def open(self) -> Term:
         args = [
             "-m", "moska_p2p", "host",
             "--preset", "mustamaija", "--players", str(self.players),
@@ -60,17 +56,9 @@ class Table:
             "--transcript", str(self.folder / "a.moska"),
             "--auto-pass", "0",
         ]  # fmt: skip
-        child = pexpect.spawn(
-            sys.executable,
-            args,
-            dimensions=(24, 80),
-            env=self.env,
-            encoding="utf-8",
-            timeout=TIMEOUT,
-        )
+        child = Term(args, 24, 80, env=self.env)
         self.person = child
-        child.expect(PORT)
-        port = child.match.group(1)
+        port = child.wait(PORT, TIMEOUT).group(1)
         for i in range(self.players - 1):
             args = [
                 sys.executable, "-m", "moska_p2p", "join", f"127.0.0.1:{port}",
@@ -93,13 +81,11 @@ class Table:
 
     def person_code(self) -> int | None:
         assert self.person is not None
-        self.person.expect(pexpect.EOF, timeout=GAME_TIMEOUT)
-        self.person.close()
-        return self.person.exitstatus
+        return self.person.exit_code(GAME_TIMEOUT)
 
     def kill(self) -> None:
-        if self.person is not None and self.person.isalive():
-            self.person.close(force=True)
+        if self.person is not None:
+            self.person.close()
         for bot in self.bots:
             if bot.poll() is None:
                 bot.kill()
@@ -120,8 +106,36 @@ def table(tmp_path: Path) -> Iterator[Callable[..., Table]]:
         t.kill()
 
 
-def _first_legal(child: pexpect.spawn) -> str:
-    return str(child.match.group(1)).split(" | ")[0].split(" (+")[0]
+def _turn(child: Term, after: int) -> list[str] | None:
+    """Wait for the person's next move (the table past move ``after``): its legal moves, or
+    None once the game is over and the screen closed."""
+
+    def ready() -> re.Match[str] | None:
+        lines = child.lines()
+        ended = re.search(r"^transcript verified: .*|^game stopped: .*", child.text(), re.M)
+        if ended:
+            return ended
+        header = child.header()
+        if header is None or int(header.group(1)) <= after:
+            return None
+        if not lines[child.rows - 1].startswith(">"):
+            return None
+        return re.search("Your move", lines[child.rows - 3])
+
+    found = child.wait_for(ready, GAME_TIMEOUT, "the person's next move")
+    assert found is not None
+    if found.group(0) != "Your move":
+        return None
+    child.check_table()
+    return child.legal()
+
+
+def _log_and_status(child: Term) -> tuple[str, str]:
+    """The last line of the log pane and the latest move named by the status line."""
+    lines = child.lines()
+    status = lines[child.rows - 3].split("  ·  ")[0]
+    log = [line for line in lines[: child.rows - 3] if line]
+    return log[-1], status
 
 
 def test_a_person_plays_a_network_game_against_three_bots_over_loopback(
@@ -129,33 +143,44 @@ def test_a_person_plays_a_network_game_against_three_bots_over_loopback(
 ) -> None:
     t = table(4)
     child = t.open()
-    child.expect(LEGAL, timeout=GAME_TIMEOUT)
+    legal = _turn(child, -1)
+    assert legal
     # The person's name is the login name; the table shows the bots' names.
-    assert f"({getpass.getuser()}," in child.before
-    assert "bot1" in child.before and "Your move" in child.before
-    first = _first_legal(child)
+    assert re.search(rf"^▶? *{re.escape(getpass.getuser()[:16])} ", child.text(), re.M)
+    assert "bot1" in child.text()
+    first, at = legal[0], child.move_number()
     # A mistyped card and a move that is not legal here: a one-line reason, nothing sent.
     child.send("k 3h 11x\r")
-    child.expect(r'not played: "kill 3h 11x" is not a move: "11x" is not a card')
+    child.wait(r'not played: "kill 3h 11x" is not a move', row=child.rows - 3)
     child.send("deck-kill 3h\r")
-    child.expect(r"not played: [^\r\n]+\r\n")
+    child.wait(r"not played: (?!\"kill 3h 11x)", row=child.rows - 3)
     # Ctrl-C at the prompt asks; no keeps playing.
-    child.sendcontrol("c")
-    child.expect(r"leave the game\? \[y/N\] ")
+    child.send("\x03")
+    child.wait(r"^leave the game\? \[y/N\]", row=child.rows - 1)
     child.send("n\r")
-    child.send("\r")  # an empty line redraws the table: still our move, nothing was sent
-    child.expect(LEGAL)
-    assert _first_legal(child) == first
+    child.wait(r"^>", row=child.rows - 1)
+    child.check(child.move_number() == at and child.legal()[0] == first, "a move was sent")
     child.send(first + "\r")
-    moves = 1
-    while True:
-        found = child.expect([LEGAL, r"transcript verified: [^\r\n]+"], timeout=GAME_TIMEOUT)
-        if found == 1:
-            break
-        child.send(_first_legal(child) + "\r")
+    moves, named = 1, 0
+    while (legal := _turn(child, at)) is not None:
+        # The status line is current: it names the move just made, the log's last line.
+        last, status = _log_and_status(child)
+        who, _, move = status.partition(": ")
+        if child.move_number() > 0:
+            logged_who, _, logged_move = last.partition(": ")
+            child.check(
+                move == logged_move and who in logged_who.split(", "),
+                f"the status {status!r} does not name the last move {last!r}",
+            )
+            named += 1
+        at = child.move_number()
+        child.send(legal[0] + "\r")
         moves += 1
         assert moves < 500
-    assert "Game over after" in child.before and "result: " in child.before
+    assert named > 3
+    child.wait(r"^transcript verified: ")
+    text = child.text()
+    assert re.search(r"^Game over after \d+ moves", text, re.M) and "result: " in text
     assert t.person_code() == 0
     assert t.bot_codes() == [0, 0, 0]
     reports = [verify_transcript(t.folder / f"{n}.moska") for n in ("a", "b0", "b1", "b2")]
@@ -167,15 +192,16 @@ def test_a_person_plays_a_network_game_against_three_bots_over_loopback(
 def test_ctrl_c_and_yes_leaves_with_a_signed_leave(table: Callable[..., Table]) -> None:
     t = table(3, pace=0.5)
     child = t.open()
-    child.expect(LEGAL, timeout=GAME_TIMEOUT)
-    # Ctrl-C right after a move, most likely while a bot thinks (a signal; else a key at the
-    # next prompt): it asks first, and only yes sends the signed leave.
-    child.send(_first_legal(child) + "\r")
+    legal = _turn(child, -1)
+    assert legal
+    # Ctrl-C right after a move, most likely while a bot thinks (no question open: the
+    # screen signals the process, whose Ctrl-C handling asks), else at the next question.
+    child.send(legal[0] + "\r")
     time.sleep(0.2)
-    child.sendcontrol("c")
-    child.expect(r"leave the game\? \[y/N\] ")
+    child.send("\x03")
+    child.wait(r"^leave the game\? \[y/N\]", row=child.rows - 1)
     child.send("y\r")
-    child.expect("you left the table; the others were told with a signed message")
+    child.wait("you left the table; the others were told with a signed message")
     assert t.person_code() == 130
     assert t.bot_codes() == [1, 1]
     for i in range(2):

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from moska_p2p.engine import Move, View
-from moska_p2p.ui.local import LocalTable, bot_specs, play_session, seat_names
+from moska_p2p.ui.local import LocalTable, SessionEnd, bot_specs, play_session, seat_names
 from moska_p2p.ui.terminal import TerminalPlayer
 
 
@@ -39,7 +39,7 @@ def test_a_session_of_games_prints_a_score_line_after_each() -> None:
     names = seat_names("you", ["greedy", "random"])
     person = _FirstMove(names, stdout=out, interactive=False, color=False)
     table = LocalTable("mustamaija", 3, ["greedy", "random"], seed=4)
-    assert play_session(table, person, games=3) == 3
+    assert play_session(table, person, games=3) == SessionEnd(3, left=False)
     text = out.getvalue()
     scores = re.findall(r"After (\d) games?: (.*)", text)
     assert [n for n, _ in scores] == ["1", "2", "3"]
@@ -54,5 +54,33 @@ def test_no_more_games_when_the_person_declines() -> None:
         seat_names("you", ["greedy"]), stdin=io.StringIO("n\n"), stdout=out, interactive=False
     )
     table = LocalTable("durak", 2, ["greedy"], seed=1)
-    assert play_session(table, person, ask_again=True) == 1
-    assert "play again? [Y/n]" in out.getvalue()
+    assert play_session(table, person, ask_again=True) == SessionEnd(1, left=False)
+    assert "play again? [y/N]" in out.getvalue()
+
+
+@pytest.mark.parametrize("answer", ["\n", "x\n", ""])
+def test_play_again_is_no_unless_the_person_says_yes(answer: str) -> None:
+    """A habitual Enter (or anything but yes, or the end of input) ends the session."""
+    out = io.StringIO()
+    person = _FirstMove(
+        seat_names("you", ["greedy"]), stdin=io.StringIO(answer), stdout=out, interactive=False
+    )
+    table = LocalTable("durak", 2, ["greedy"], seed=1)
+    assert play_session(table, person, ask_again=True) == SessionEnd(1, left=False)
+    assert out.getvalue().count("Game over after") == 1
+
+
+def test_quitting_a_game_is_leaving_it() -> None:
+    """``quit`` before the end: no game finished and the session says it was left
+    (``moska play`` exits 130 then)."""
+    out = io.StringIO()
+    person = TerminalPlayer(
+        seat_names("you", ["greedy"]),
+        stdin=io.StringIO("quit\n"),
+        stdout=out,
+        interactive=False,
+        auto_pass=0,
+    )
+    table = LocalTable("durak", 2, ["greedy"], seed=1)
+    assert play_session(table, person, games=1) == SessionEnd(0, left=True)
+    assert "You left the game." in out.getvalue()

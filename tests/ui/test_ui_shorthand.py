@@ -8,7 +8,7 @@ import pytest
 
 from moska_p2p.engine import Game, IllegalMove, MoveSyntaxError, new_game, stack_deck
 from moska_p2p.ui.render import sort_hand
-from moska_p2p.ui.shorthand import expand, expand_verb, read_move
+from moska_p2p.ui.shorthand import expand, expand_verb, personal, read_move
 from moska_p2p.ui.terminal import LeaveGame, TerminalPlayer
 
 
@@ -121,3 +121,53 @@ def test_a_lone_pass_is_answered_without_asking() -> None:
     seat = game.to_act
     assert str(player.choose(game.view(seat), game.legal_moves())) == "pass"
     assert "passing for you" in out.getvalue()
+
+
+def test_a_refusal_says_you_to_the_person_and_stays_seat_neutral_in_the_engine() -> None:
+    """The engine's texts name seats (bots and logs read them); the person at seat 0 reads
+    "you" (issue 13 item 6)."""
+    game = new_game("durak", players=3, seed=2)
+    while game.decision != "open":
+        game.play(game.legal_moves()[0])
+    seat = game.to_act
+    with pytest.raises(IllegalMove, match=f"seat {seat} must open the bout"):
+        game.copy().play("take", seat=seat)
+    view = game.view(seat)
+    with pytest.raises(IllegalMove) as said:
+        read_move("take", view, game.legal_moves())
+    assert str(said.value).startswith("take is not possible now: you must open the bout")
+    with pytest.raises(IllegalMove, match=r"^you open the bout and may not pass"):
+        read_move("pass", view, game.legal_moves())
+    absent = next(c for c in ("6C", "6D", "6H", "6S", "7C", "7D") if c not in view.hand)
+    with pytest.raises(IllegalMove, match=rf"^you do not hold {absent}$"):
+        read_move(f"attack {absent}", view, game.legal_moves())
+
+
+def test_personal_turns_only_the_persons_own_seat_into_you() -> None:
+    assert personal("seat 0 is the defender and may not attack itself", 0) == (
+        "you are the defender and may not attack yourself"
+    )
+    assert personal("seat 2 may not move: it is seat 0's defend", 0) == (
+        "seat 2 may not move: it is your defend"
+    )
+    assert personal("seat 1 could face at most 3 cards (D11)", 0) == (
+        "seat 1 could face at most 3 cards (D11)"
+    )
+    assert personal("seat 10 does not hold 7H", 1) == "seat 10 does not hold 7H"
+    assert personal("seat 3 defends against live cards", 3) == "you defend against live cards"
+    assert personal("4D does not beat 3H (C3)", 0) == "4D does not beat 3H (C3)"
+
+
+def test_the_terminal_player_shows_you_in_a_refusal() -> None:
+    game = _defending()
+    out = io.StringIO()
+    player = TerminalPlayer(
+        ["alice", "bob"],
+        stdin=io.StringIO("pass\nk 3h 7h\n"),
+        stdout=out,
+        interactive=False,
+        color=False,
+    )
+    assert str(player.choose(game.view(1), game.legal_moves())) == "kill 3H 7H"
+    assert "you defend against live cards and may not pass" in out.getvalue()
+    assert "seat 1 defends" not in out.getvalue()
