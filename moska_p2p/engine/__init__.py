@@ -55,7 +55,7 @@ Move kinds (``move[0]``, also ``move.kind``) are the ints ``ATTACK``, ``ATTACK_D
 ``attack_from_mask(mask)`` is the interned ATTACK move laying a bitmask of cards.
 A :class:`View` (what one seat may know) gives search its sample of the hidden cards with
 ``View.determinize(rng)``. A search that weighs the hidden hands itself (by what the other
-seats' play revealed, ``moska_p2p.bots.inference``) reads ``View.unseen()`` -- the mask of
+seats' play revealed, as the ISMCTS bot's inference does) reads ``View.unseen()`` -- the mask of
 the cards the seat cannot place and how many of them each hand hides -- and passes its own
 deal, one mask per seat, as ``View.determinize(rng, hands)``; the rest of the unseen cards
 are shuffled into the stock, and a deal that breaks the view's knowledge raises
@@ -88,6 +88,7 @@ from .game import (
     Game,
     parse_deck,
 )
+from .knowledge import DeterminizeError
 from .moves import (
     ATTACK,
     ATTACK_DECK,
@@ -140,6 +141,7 @@ __all__ = [
     "UNLIMITED",
     "WAITING",
     "DealError",
+    "DeterminizeError",
     "Game",
     "HiddenCardError",
     "IllegalMove",
