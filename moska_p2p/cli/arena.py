@@ -16,10 +16,13 @@ from .common import (
     check_bots,
     check_file,
     check_folder,
+    check_json,
     fail,
     file_kind,
+    json_to_stdout,
     parse_options_lenient,
     split_bots,
+    write_json,
 )
 
 if TYPE_CHECKING:
@@ -44,7 +47,7 @@ def arena(
     ),
     max_moves: int = typer.Option(5000, min=1, help="A game past this many moves is unfinished."),
     json_file: Path | None = typer.Option(
-        None, "--json", help="Also write the results to this file as JSON."
+        None, "--json", help="Also write the results to this file as JSON (- for stdout alone)."
     ),
     save: Path | None = typer.Option(
         None, help="Save every game to this folder (game-NNNNNN.json), for replay-check."
@@ -92,8 +95,7 @@ def arena(
     check_bots(bot_list)
     if save is not None:
         check_folder(save, "--save")
-    if json_file is not None:
-        check_file(json_file, "--json")
+    check_json(json_file)
     if plot is not None:
         _check_plot(plot)
     if ratings_file is not None:
@@ -137,12 +139,10 @@ def arena(
         code = EXIT_FAILED if isinstance(error, ArenaFailed) else EXIT_USAGE
         raise fail(str(error), code) from None
     seconds = time.perf_counter() - started
-    typer.echo(format_table(result, seconds))
+    if not json_to_stdout(json_file):  # with --json -, stdout holds the JSON alone
+        typer.echo(format_table(result, seconds))
     if json_file is not None:
-        try:
-            json_file.write_text(json.dumps(result.to_json(), indent=2) + "\n")
-        except OSError as error:
-            raise fail(f"--json {json_file}: {error.strerror or error}", 1) from None
+        write_json(json_file, result.to_json())
     if ratings_file is not None:
         _update_ratings(ratings_file, result)
     if plot is not None:

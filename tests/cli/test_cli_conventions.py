@@ -508,10 +508,27 @@ def test_simulate_json_to_a_file_and_to_stdout(
     )
 
 
+def test_arena_json_to_stdout_holds_the_json_alone_and_equals_the_file(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = ["arena", "--bots", "random,greedy", "--games", "6", "--seed", "3", "-q"]
+    alone = _main(monkeypatch, *run, "--json", "-")
+    assert alone.code == 0, alone
+    data = json.loads(alone.out)  # no table around it
+    assert data["games"] == 6 and data["seed"] == 3
+    to_file = _main(monkeypatch, *run, "--json", str(home / "a.json"))
+    assert to_file.code == 0 and "random" in to_file.out  # the table, and the file beside it
+    assert json.loads((home / "a.json").read_text()) == data
+
+
 def test_a_json_file_that_cannot_be_written_is_refused_before_the_work(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for command in (["simulate", "--players", "2"], ["tables", "--wait", "0.1"]):
+    for command in (
+        ["simulate", "--players", "2"],
+        ["tables", "--wait", "0.1"],
+        ["arena", "--bots", "random,random", "--games", "1"],
+    ):
         started = time.monotonic()
         done = _main(monkeypatch, *command, "--json", "/nonexistent/dir/x.json")
         assert done.code == EXIT_USAGE, done
