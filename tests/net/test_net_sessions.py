@@ -77,7 +77,20 @@ def test_a_peer_killed_between_games_ends_the_session_with_the_games_so_far(
     host, joiner = table.peers
     joiner.wait_for(r"after game 1 of 3: ", 45)
     joiner.kill()
-    assert host.finish(30) == 0, table.output()
+    code = host.finish(30)
+    if "game stopped: timeout" in host.out:
+        # The joiner's bot votes "go" the moment game 1 ends, so on a fast machine the kill
+        # can land after game 2 began: a peer gone mid-game, named by a timeout. The session
+        # still ends for the host with the games so far counted and its result signed.
+        # (Its exit code then depends on whether game 2 had drawn seats: 0 if not counted,
+        # 1 if stopped by a verdict; which one a user should get is open, issue 14.)
+        assert code in (0, 1), (code, table.output())
+        named = rf"game stopped: timeout: seat \d \(random, {table.fingerprints[1]}\)"
+        assert re.search(named, host.out), host.out
+        assert re.search(r"session results: [12] of 3 games", _table_of(host.out)), host.out
+        assert "signed by 1 of 2 players" in host.out, host.out
+        return
+    assert code == 0, table.output()
     printed = _table_of(host.out)
     assert "session results: 1 of 3 games" in printed, host.out
     ended = r"session over \(ended after game 1 of 3\); signed by 1 of 2 players"
