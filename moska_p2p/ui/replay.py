@@ -332,21 +332,9 @@ def run_replay(
         except (EOFError, KeyboardInterrupt):
             out.write("\n")
             return
-        message = ""
         if answer in ("q", "quit", "exit"):
             return
-        if answer in ("", "n", "next"):
-            if step == last:
-                message = "That was the last move (b: back, q: quit)."
-            step = min(last, step + 1)
-        elif answer in ("b", "back"):
-            step = max(0, step - 1)
-        elif answer.isdigit():
-            step = min(last, int(answer))
-        elif answer in ("e", "end"):
-            step = last
-        else:
-            message = f'"{answer}"? Enter: next, b: back, a move number, q: quit.'
+        step, message = _next_step(answer, step, last)
 
 
 def _run_full_screen(
@@ -398,20 +386,23 @@ def _run_full_screen(
             except (EOFError, KeyboardInterrupt):
                 return
             answer = answer.strip().lower()
-            message = ""
             if answer in ("q", "quit", "exit"):
                 return
-            if answer in ("", "n", "next"):
-                if step == last:
-                    message = "That was the last move (b: back, q: quit)."
-                step = min(last, step + 1)
-            elif answer in ("b", "back"):
-                step = max(0, step - 1)
-            elif answer.isdigit():
-                step = min(last, int(answer))
-            elif answer in ("e", "end"):
-                step = last
-            else:
-                message = f'"{answer}"? Enter: next, b: back, a move number, q: quit.'
+            step, message = _next_step(answer, step, last)
     finally:
         screen.stop()
+
+
+def _next_step(answer: str, step: int, last: int) -> tuple[int, str]:
+    """The step a replay's answer leads to (line mode and full screen alike), and what to
+    say about it ("" if nothing); quitting is the caller's."""
+    if answer in ("", "n", "next"):
+        message = "That was the last move (b: back, q: quit)." if step == last else ""
+        return min(last, step + 1), message
+    if answer in ("b", "back"):
+        return max(0, step - 1), ""
+    if answer.isdigit():
+        return min(last, int(answer)), ""
+    if answer in ("e", "end"):
+        return last, ""
+    return step, f'"{answer}"? Enter: next, b: back, a move number, q: quit.'
