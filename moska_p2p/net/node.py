@@ -809,12 +809,16 @@ class Node:
         if record.forfeit or config.game >= config.games:
             return False
         go = False
+        summary = self.tally.score_line()
+        note = self.tally.pedestal_note()  # M24's custom, said; the length stays as signed
+        if note is not None:
+            summary += f"\n{note}"
         with trio.move_on_after(config.timeout) as asking:
             self._asking = asking
             try:
                 go = bool(
                     await trio.to_thread.run_sync(
-                        self.o.player.next_game, self.tally.score_line(), abandon_on_cancel=True
+                        self.o.player.next_game, summary, abandon_on_cancel=True
                     )
                 )
             except Exception as error:  # the player could not answer: it does not go on

@@ -116,6 +116,20 @@ class Tally:
             else:
                 self.streaks[seat] = 0
 
+    def on_the_pedestal(self) -> list[str]:
+        """Who stands *korokkeella* now (lost exactly the last two games, M24)."""
+        return [name for seat, name in enumerate(self.names) if self.streaks[seat] == 2]
+
+    def pedestal_note(self) -> str | None:
+        """The custom of the pedestal, said at "next game?": whoever lost the last two games
+        gets another game to step down. A custom only: ``--games N`` is the most a session
+        plays, never extended, so every peer signed its length before the first deal and a
+        streak cannot stretch the sample the loss-rate intervals are computed from."""
+        names = self.on_the_pedestal()
+        if not names:
+            return None
+        return f"{', '.join(names)} stands korokkeella: by custom another game is played."
+
     def score_line(self) -> str:
         """``after game 2 of 3: alice 1 loss; bob 1 loss (korokkeella); ...``"""
         parts = []

@@ -214,6 +214,23 @@ def test_korokkeella_and_poronmuna_are_counted_per_run_of_losses() -> None:
         tally.record(GameRecord(9, bytes(32), b"", (), False, 0))
 
 
+def test_the_pedestal_note_names_who_lost_the_last_two_games_only() -> None:
+    """M24's custom is said at "next game?"; the signed length is never extended."""
+    tally = Tally(["ann", "bob", "cid"], 5)
+    notes = []
+    for number, lost in enumerate([(0,), (0,), (0,), (1,), (1,)], 1):
+        tally.record(GameRecord(number, bytes(32), b"", lost, False, 0))
+        notes.append(tally.pedestal_note())
+    assert notes == [
+        None,
+        "ann stands korokkeella: by custom another game is played.",
+        None,  # three in a row: a reindeer's egg, off the pedestal
+        None,
+        "bob stands korokkeella: by custom another game is played.",
+    ]
+    assert tally.planned == 5 and len(tally.games) == 5
+
+
 # -------------------------------------------------------------------- the signed result
 
 
