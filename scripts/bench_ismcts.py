@@ -17,7 +17,10 @@ a speed-up changed nothing else.
 
 A third row, ``infer``, is the package's bot with ``infer="on"`` (determinizations weighted
 by what the other seats' moves revealed, ``moska_p2p.bots.inference``): the cost of reading
-the history once per decision and of the weighted deal on every iteration.
+the history once per decision and of the weighted deal on every iteration. A fourth,
+``net``, is the bot with ``value="net"``: playouts cut after ``--depth`` moves and the leaf
+scored by the learned value network (``moska_p2p.bots.network``), so its iterations are
+evaluations per second, each a short playout and one batched network call.
 
     python scripts/bench_ismcts.py                       # old bots/ismcts.py vs the package's
     python scripts/bench_ismcts.py --runs 7 --iterations 300 --presets moska,durak
@@ -149,6 +152,7 @@ def main() -> int:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--presets", default="moska,durak,mustamaija,kaavi")
     parser.add_argument("--baseline", help="REV:PATH of the old bot (default: see above)")
+    parser.add_argument("--depth", type=int, default=4, help="playout moves before the net")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     spec = args.baseline or default_baseline()
@@ -160,6 +164,7 @@ def main() -> int:
             "old": old.IsmctsBot,
             "new": ismcts.IsmctsBot,
             "infer": functools.partial(ismcts.IsmctsBot, infer="on"),
+            "net": functools.partial(ismcts.IsmctsBot, value="net", depth=args.depth),
         }
         rates: dict[str, list[float]] = {label: [] for label in bots}
         for _ in range(args.runs):
@@ -169,6 +174,7 @@ def main() -> int:
     old_rate = statistics.median(rates["old"])
     new_rate = statistics.median(rates["new"])
     infer_rate = statistics.median(rates["infer"])
+    net_rate = statistics.median(rates["net"])
     same = sum(a == b for a, b in zip(moves["old"], moves["new"], strict=True))
     print(
         f"{len(games)} positions ({args.presets}), {args.iterations} iterations each,"
@@ -178,7 +184,10 @@ def main() -> int:
     print(f"new  {'moska_p2p/bots/ismcts.py':40s} {new_rate:9.0f} iterations/s")
     print(f"infer {'moska_p2p/bots/ismcts.py infer=on':39s} {infer_rate:9.0f} iterations/s")
     print(f"ratio new/old: {new_rate / old_rate:.2f}; same move chosen: {same}/{len(games)}")
+    net_label = f"moska_p2p/bots/ismcts.py value=net depth={args.depth}"
+    print(f"net  {net_label:40s} {net_rate:9.0f} iterations/s")
     print(f"ratio infer/new: {infer_rate / new_rate:.2f}")
+    print(f"ratio net/new: {net_rate / new_rate:.2f}")
     if args.json:
         payload = {
             "baseline": spec,
@@ -188,6 +197,8 @@ def main() -> int:
             "old_per_s": old_rate,
             "new_per_s": new_rate,
             "infer_per_s": infer_rate,
+            "net_per_s": net_rate,
+            "net_depth": args.depth,
             "ratio": new_rate / old_rate,
             "same_moves": same,
         }

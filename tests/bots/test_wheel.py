@@ -60,6 +60,7 @@ def test_the_wheel_holds_the_package_and_no_top_level_bots(wheel: Path) -> None:
     tops = {name.split("/")[0] for name in names}
     assert tops == {"moska_p2p", "moska_p2p-0.1.0.dist-info"}, tops
     assert "moska_p2p/bots/ismcts.py" in names
+    assert "moska_p2p/bots/weights/value-v1.npz" in names  # the learned evaluation's weights
     assert not [n for n in names if n.startswith("bots/")]
 
 
@@ -124,10 +125,16 @@ seat = game.to_act_seat
 move = bot.choose(game.view(seat), game.legal_moves())
 game.play(move)
 print(type(bot).__module__, bot.last_iterations, move)
+from moska_p2p.bots.network import DEFAULT_WEIGHTS
+assert str(DEFAULT_WEIGHTS).startswith(sys.prefix), DEFAULT_WEIGHTS
+netted = load_bot("ismcts:iterations=20,value=net", seed=1)
+assert netted.choose(game.view(game.to_act_seat), game.legal_moves()) in game.legal_moves()
+print("net", netted.last_iterations)
 """
     done = _run([str(venv / "bin" / "python"), "-c", script], tmp_path, _clean_env())
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("moska_p2p.bots.ismcts 50 "), done.stdout
+    assert "net 20" in done.stdout, done.stdout
 
 
 def test_moska_play_with_ismcts_starts_from_the_installed_wheel(venv: Path, tmp_path: Path) -> None:
