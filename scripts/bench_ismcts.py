@@ -152,7 +152,7 @@ def main() -> int:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--presets", default="moska,durak,mustamaija,kaavi")
     parser.add_argument("--baseline", help="REV:PATH of the old bot (default: see above)")
-    parser.add_argument("--depth", type=int, default=4, help="playout moves before the net")
+    parser.add_argument("--depth", type=int, default=8, help="playout moves before the net")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     spec = args.baseline or default_baseline()

@@ -15,7 +15,7 @@ needs at a leaf (see ``moska_p2p/bots/network.py``).
 Reproducible: the same arguments give the same file, byte for byte, on the same numpy and
 BLAS (one BLAS thread is forced below, before numpy loads):
 
-    python scripts/train_value.py                       # the shipped weights (~15 min)
+    python scripts/train_value.py                       # the shipped weights (~16 min)
     python scripts/train_value.py --games 200 --epochs 2 --out /tmp/v.npz   # a quick try
 """
 
@@ -204,19 +204,24 @@ def evaluate(net: ValueNet, x: np.ndarray, y: np.ndarray, m: np.ndarray) -> dict
     }
 
 
-def main() -> int:
+def make_parser() -> argparse.ArgumentParser:
+    """The options; their defaults are the shipped file's (a test keeps them equal)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=30000, help="self-play games")
-    parser.add_argument("--sample", type=float, default=0.12, help="share of positions kept")
+    parser.add_argument("--games", type=int, default=250000, help="self-play games")
+    parser.add_argument("--sample", type=float, default=0.08, help="share of positions kept")
     parser.add_argument("--explore", type=float, default=0.05, help="share of random moves")
     parser.add_argument("--hidden", default="128,64", help="hidden layer sizes")
-    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--rate", type=float, default=1e-3, help="Adam's learning rate")
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--decay", type=float, default=0.01, help="AdamW's weight decay")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=DEFAULT_WEIGHTS)
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> int:
+    args = make_parser().parse_args()
     hidden = [int(h) for h in args.hidden.split(",") if h]
     began = time.perf_counter()
     print(f"self-play: {args.games} games over {len(tables())} tables", flush=True)

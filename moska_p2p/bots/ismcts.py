@@ -303,7 +303,7 @@ class IsmctsBot(BaseBot):
         playout: str = "heuristic",
         infer: str | bool = "off",
         value: str = "playout",
-        depth: int = 4,
+        depth: int = 8,
         weights: str | None = None,
     ) -> None:
         if time <= 0:

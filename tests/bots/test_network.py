@@ -164,15 +164,27 @@ def test_the_shipped_network_loads_and_says_how_it_was_made() -> None:
     assert DEFAULT_WEIGHTS.stat().st_size < 1_000_000
 
 
-def test_the_shipped_network_predicts_better_than_a_constant_guess() -> None:
-    """On positions of fresh self-play games (seeds the training never used), the network's
-    cross-entropy beats the per-table-size base rate."""
+def _train_value() -> Any:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("train_value", ROOT / "scripts/train_value.py")
     assert spec is not None and spec.loader is not None
-    train_value = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train_value)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_training_script_defaults_are_the_shipped_file_s_arguments() -> None:
+    """``python scripts/train_value.py`` with no arguments is the command that made it."""
+    defaults = vars(_train_value().make_parser().parse_args([]))
+    assert defaults.pop("out") == DEFAULT_WEIGHTS
+    assert defaults == default_network().meta["training"]["arguments"]
+
+
+def test_the_shipped_network_predicts_better_than_a_constant_guess() -> None:
+    """On positions of fresh self-play games (seeds the training never used), the network's
+    cross-entropy beats the per-table-size base rate."""
+    train_value = _train_value()
     x, y, m, _ = train_value.play_games(228, seed=987_654, sample=0.2, explore=0.05)
     figures = train_value.evaluate(default_network(), x, y, m)
     assert figures["validation_loss"] < figures["constant_guess_loss"] - 0.02, figures
