@@ -162,8 +162,9 @@ def main() -> int:
         old = load_baseline(spec, Path(tmp))
         bots = {
             "old": old.IsmctsBot,
-            "new": ismcts.IsmctsBot,
-            "infer": functools.partial(ismcts.IsmctsBot, infer="on"),
+            # the playout bot: the same algorithm as the baseline, so its moves must agree
+            "new": functools.partial(ismcts.IsmctsBot, value="playout"),
+            "infer": functools.partial(ismcts.IsmctsBot, value="playout", infer="on"),
             "net": functools.partial(ismcts.IsmctsBot, value="net", depth=args.depth),
         }
         rates: dict[str, list[float]] = {label: [] for label in bots}
@@ -181,7 +182,7 @@ def main() -> int:
         f" median of {args.runs} runs"
     )
     print(f"old  {spec:40s} {old_rate:9.0f} iterations/s")
-    print(f"new  {'moska_p2p/bots/ismcts.py':40s} {new_rate:9.0f} iterations/s")
+    print(f"new  {'moska_p2p/bots/ismcts.py value=playout':40s} {new_rate:9.0f} iterations/s")
     print(f"infer {'moska_p2p/bots/ismcts.py infer=on':39s} {infer_rate:9.0f} iterations/s")
     print(f"ratio new/old: {new_rate / old_rate:.2f}; same move chosen: {same}/{len(games)}")
     net_label = f"moska_p2p/bots/ismcts.py value=net depth={args.depth}"

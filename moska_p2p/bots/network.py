@@ -162,9 +162,10 @@ class ValueNet:
 
         A BLAS matrix product may split its sums differently with the number of threads or
         the process it runs in, and a last-bit difference can turn a search's choice; here
-        every sum is numpy's own (``einsum`` without ``optimize``) in a fixed order, so a seeded search plays the
-        same moves in the arena's worker processes as in one process. The input is mostly
-        zeros (cards absent), so the first layer sums only the rows of the inputs present."""
+        every sum is numpy's own (``einsum`` without ``optimize``) in a fixed order, so a
+        seeded search plays the same moves in the arena's worker processes as in one
+        process. The input is mostly zeros (cards absent), so the first layer sums only the
+        rows of the inputs present."""
         x = np.fromiter(features, dtype=np.float32, count=len(features))
         present = np.flatnonzero(x)
         w, b = self.layers[0]

@@ -410,7 +410,7 @@ def test_every_unfinished_leaf_is_scored_by_the_network_and_only_with_value_net(
     assert counting.calls == 40  # depth 0, early in the game: no leaf is a finished game
     again = IsmctsBot(seed=1, iterations=40, value="net", depth=0)
     assert again.choose(view, legal) == first  # seeded: the same search
-    plain = IsmctsBot(seed=1, iterations=40)
+    plain = IsmctsBot(seed=1, iterations=40, value="playout")
     assert plain.net is None
     plain.choose(view, legal)
     assert counting.calls == 40
