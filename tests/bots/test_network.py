@@ -426,3 +426,19 @@ def test_every_unfinished_leaf_is_scored_by_the_network_and_only_with_value_net(
 def test_bad_network_parameters_are_refused(spec: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         load_bot(spec)
+
+
+def test_the_bot_at_every_table_and_the_hint_search_with_the_network() -> None:
+    """Issue 15, item 5: ``ismcts`` by name and the ``hint`` command's bot (the terminal's
+    default and ``moska play --hint``'s) score their leaves with the shipped network."""
+    import inspect
+
+    from moska_p2p.cli.local import play
+    from moska_p2p.ui.terminal import DEFAULT_HINT
+
+    for spec in ("ismcts", DEFAULT_HINT, "ismcts:time=0.1"):
+        bot = load_bot(spec)
+        assert isinstance(bot, IsmctsBot) and bot.net is default_network(), spec
+    assert load_bot(DEFAULT_HINT).time == 0.3  # type: ignore[attr-defined]
+    assert inspect.signature(play).parameters["hint"].default.default == DEFAULT_HINT
+    assert load_bot("ismcts:value=playout").net is None  # type: ignore[attr-defined]
