@@ -46,7 +46,7 @@ State:
 - ``attacker`` / ``defender`` -- the bout's principal attacker and its defender.
 - ``room()`` -- how many more attack cards the bout's limit allows (M6, D5, MM3);
   ``UNLIMITED`` where no count limit applies.
-- ``view(seat)`` -- what ``seat`` may know, as a :class:`View` (an evaluation that reads a
+- ``view(seat)`` -- what that seat may know, as a :class:`View` (an evaluation that reads a
   position as one seat sees it, as the learned value network does at a search's leaves).
 - ``state_hash()`` -- SHA-256 of the public state (equal on peers in step; a transposition
   key for positions that differ only in hidden cards).
