@@ -175,11 +175,6 @@ class ValueNet:
             h = np.einsum("i,ij->j", h, w) + b
         return _sigmoid(h)
 
-    def loss_chances(self, game: Game, seat: int) -> list[float]:
-        """For each seat counted from ``seat`` (0: ``seat`` itself), the chance it ends among
-        the losers of ``game`` (every hand known); ``game.n`` entries."""
-        out = self.evaluate(position_features(game, seat))
-        return [float(p) for p in out[: game.n]]
 
 
 def save_network(path: Path, net: ValueNet) -> None:
