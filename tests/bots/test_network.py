@@ -416,11 +416,25 @@ def test_every_unfinished_leaf_is_scored_by_the_network_and_only_with_value_net(
     assert counting.calls == 40
 
 
+def test_the_exploration_constant_follows_the_kind_of_leaf_value() -> None:
+    """0.4 for the network's probabilities, 0.7 for 0/1 playouts; a given one always wins
+    (today's ``ismcts:value=playout`` is the bot it was before the network)."""
+    from moska_p2p.bots.ismcts import NET_EXPLORATION, PLAYOUT_EXPLORATION
+
+    assert (NET_EXPLORATION, PLAYOUT_EXPLORATION) == (0.4, 0.7)
+    assert IsmctsBot().exploration == NET_EXPLORATION
+    assert load_bot("ismcts:time=0.1").exploration == NET_EXPLORATION  # type: ignore[attr-defined]
+    assert IsmctsBot(value="playout").exploration == PLAYOUT_EXPLORATION
+    assert IsmctsBot(value="playout", exploration=0.2).exploration == 0.2
+    assert IsmctsBot(exploration=0).exploration == 0.0
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
         ("ismcts:value=oracle", 'value must be "playout" or "net"'),
         ("ismcts:value=net,depth=-1", "depth must be at least 0"),
+        ("ismcts:exploration=-0.1", "exploration must be at least 0"),
     ],
 )
 def test_bad_network_parameters_are_refused(spec: str, message: str) -> None:
