@@ -15,7 +15,7 @@ needs at a leaf (see ``moska_p2p/bots/network.py``).
 Reproducible: the same arguments give the same file, byte for byte, on the same numpy and
 BLAS (one BLAS thread is forced below, before numpy loads):
 
-    python scripts/train_value.py                       # the shipped weights (~16 min)
+    python scripts/train_value.py                       # the shipped weights (~7 min, ~16 GB)
     python scripts/train_value.py --games 200 --epochs 2 --out /tmp/v.npz   # a quick try
 """
 
