@@ -148,6 +148,7 @@ class PeerSession:
         self._seen: set[bytes] = set()
         self._limbo: list[tuple[m.Message, bytes]] = []
         self._relayed: set[tuple[bytes, int]] = set()
+        self._evidence_depth = 0
         self.last_progress = now
         self._now = now
         self._clock: float | None = None
@@ -352,6 +353,7 @@ class PeerSession:
         seq: int | None = None,
         prev: bytes | None = None,
         game: bytes | None = None,
+        heads: Sequence[tuple[int, bytes]] | None = None,
     ) -> bytes:
         """Sign a message as this peer would, without applying or sending it.
 
@@ -370,7 +372,7 @@ class PeerSession:
             me.last_hash if prev is None else prev,
             kind,
             body,
-            self._heads(),
+            self._heads() if heads is None else heads,
         )
         return encode_frame(kind, payload, self.identity.sign(kind, payload))
 
@@ -422,6 +424,11 @@ class PeerSession:
 
     def waiting_on(self) -> list[bytes]:
         """The peers this session waits for, in roster order."""
+        held_back = self._held_back()
+        if held_back:
+            # Their heads name a message nobody has shown here: an honest one shows it at
+            # once (it answers this peer's copy with the equivocation's proof).
+            return held_back
         stage = self.stage
         if stage == HELLO:
             return [k for k in self.roster if not self.peers[k].nonce]
@@ -484,6 +491,20 @@ class PeerSession:
         if msg.seq == 0 and msg.type != m.HELLO:
             self._out.append(v.Rejected("a first message that is not a hello"))
             return
+        if msg.type == m.VERDICT:
+            # Its evidence counts as if it had arrived on its own, at once and whatever the
+            # verdict's own fate (another game's, or queued behind a message that cannot
+            # apply): the other half of an equivocation often comes only this way.
+            self._take_evidence(msg)
+            if self.stage == STOPPED:
+                return
+            if msg.seq == 1 and msg.game == self.table_id:
+                expected = self.table_id  # a verdict signed before its sender knew the game id
+        if expected is None or msg.game != expected:
+            # Heads that name another copy of a message held here: show ours to everyone (a
+            # hello signed twice splits the table into two games that reject each other's
+            # frames; this is how each half learns of the other).
+            self._show_contradicted(msg)
         if expected is None:
             held = sum(len(f) for _, f in self._limbo)
             if len(self._limbo) >= LIMBO_FRAMES or held + len(frame) > LIMBO_BYTES:
@@ -550,6 +571,59 @@ class PeerSession:
                 for seq in range(count, min(peer.next_seq, count + RESEND)):
                     self._out.append(v.Send(peer.accepted[seq][1]))
 
+    def _show_contradicted(self, msg: m.Message) -> None:
+        """Relay this peer's copy of every message ``msg``'s heads name with another hash
+        (``msg`` is not queued here: nothing is remembered for messages not held yet)."""
+        if len(msg.heads) != len(self.roster):
+            return
+        for key, (count, digest) in zip(self.roster, msg.heads, strict=True):
+            if key == msg.sender or count == 0:
+                continue
+            held = self.peers[key].held(count - 1)
+            if held is not None and held[0][: m.HEAD_HASH] != digest:
+                self._relay(key, count - 1, held[1])
+
+    def _contradicts(self, msg: m.Message) -> bool:
+        """Whether ``msg``'s heads say its sender built on another message than the one held
+        here under some peer's number: one of the two signed both (an equivocation, proven
+        once both frames are here) or the sender lies about its heads. Either way ``msg``
+        cannot be judged against this peer's copy: judging it would blame the sender for a
+        difference it did not make."""
+        if len(msg.heads) != len(self.roster):
+            return False
+        for key, (count, digest) in zip(self.roster, msg.heads, strict=True):
+            if key == msg.sender or count == 0:
+                continue
+            held = self.peers[key].held(count - 1)
+            if held is not None and held[0][: m.HEAD_HASH] != digest:
+                return True
+        return False
+
+    def _held_back(self) -> list[bytes]:
+        """Senders whose next message waits for the other half of an equivocation (its
+        heads contradict this peer's copy): in roster order."""
+        out = []
+        for key in self.roster:
+            peer = self.peers[key]
+            waiting = peer.inbox.get(peer.next_seq)
+            if waiting is not None and self._contradicts(waiting[0]):
+                out.append(key)
+        return out
+
+    def _take_evidence(self, msg: m.Message) -> None:
+        """Admit a verdict's evidence frames as if each had just arrived (bounded depth: an
+        adopted verdict carries the verdict it adopted, and no deeper)."""
+        if self._evidence_depth >= 2:
+            return
+        self._evidence_depth += 1
+        try:
+            for evidence in msg.body["evidence"]:
+                if self.stage == STOPPED:
+                    return
+                self._ingest(evidence)
+        finally:
+            self._evidence_depth -= 1
+
     def _relay(self, sender: bytes, seq: int, frame: bytes) -> None:
         if not self.is_observer and (sender, seq) not in self._relayed:
             self._relayed.add((sender, seq))
@@ -578,6 +652,8 @@ class PeerSession:
     def _step(self, peer: _Peer) -> bool:
         """Apply the next message of one sender; whether it applied."""
         msg, frame = peer.inbox[peer.next_seq]
+        if self._contradicts(msg):
+            return False  # wait for the equivocation's other half (bounded by the timeout)
         if msg.prev != peer.last_hash:
             self._violation(
                 Violation(
@@ -625,7 +701,12 @@ class PeerSession:
         its verdict so the transcript ends with what it concluded and why."""
         self.verdict = verdict
         self.losers = tuple(s for s in verdict.seats if s >= 0)
-        if not self.is_observer and self.game_id is not None and self.me not in verdict.keys:
+        me = self.peers.get(self.me)
+        # Before every hello is in there is no game id: the verdict is then signed for the
+        # table (its second message, right after its hello), so a table that ends before its
+        # game began still leaves a signed record naming who ended it.
+        game = self.game_id or (self.table_id if me is not None and me.next_seq == 1 else None)
+        if not self.is_observer and game is not None and self.me not in verdict.keys:
             evidence = [f for f in verdict.evidence if len(f) <= m.MAX_EVIDENCE_FRAME]
             body = {
                 "kind": verdict.kind,
@@ -633,9 +714,9 @@ class PeerSession:
                 "reason": verdict.reason[:400],
                 "evidence": evidence[: m.MAX_EVIDENCE],
             }
-            me = self.peers[self.me]
+            assert me is not None
             payload = m.encode_payload(
-                self.game_id, self.me, me.next_seq, me.last_hash, m.VERDICT, body, self._heads()
+                game, self.me, me.next_seq, me.last_hash, m.VERDICT, body, self._heads()
             )
             frame = encode_frame(m.VERDICT, payload, self.identity.sign(m.VERDICT, payload))  # type: ignore[union-attr]
             self._accept(me, m.parse_payload(payload), frame)
@@ -910,8 +991,7 @@ class PeerSession:
         (or knows it was suspended, when it is the one named); otherwise the sender stopped
         the game without proof and is named for it."""
         body = msg.body
-        for evidence in body["evidence"]:
-            self._ingest(evidence)
+        self._take_evidence(msg)  # done on arrival already; a resumed peer may hold it only now
         if self.stage == STOPPED:
             return  # the evidence itself convicted its signer (an equivocation)
         if any(self._pending(evidence) for evidence in body["evidence"]):

@@ -101,6 +101,8 @@ class Report:
     dealer: int = -1
     loser: int | None = None
     names: tuple[str, ...] = ()  # the seats' names, as their hellos gave them
+    verdict_kind: str | None = None  # a stopped game: the observer's verdict's kind
+    culprits: tuple[bytes, ...] = ()  # and the public keys it names
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -191,6 +193,8 @@ def verify_transcript(path: Path) -> Report:
             len(observer.moves),
             fingerprint_of(owner),
             stopped.describe(),
+            verdict_kind=stopped.kind,
+            culprits=stopped.keys,
             **place,
         )
     if fault is None and observer.stage != DONE:
