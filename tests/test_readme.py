@@ -1,4 +1,4 @@
-"""The README's examples run as written."""
+"""The README's examples, and those of the guides in docs/ it links to, run as written."""
 
 from __future__ import annotations
 
@@ -13,10 +13,18 @@ from moska_p2p.table.local import play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
+GUIDES = ["PLAYING.md", "NETWORK.md", "BOTS.md", "ARENA.md", "LEARNING.md"]
+TEXTS = [README, *((ROOT / "docs" / name).read_text() for name in GUIDES)]
 
 
 def _python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README, flags=re.S)
+    """Every Python example, of the README and of the guides (they moved there, issue 23)."""
+    return [b for text in TEXTS for b in re.findall(r"```python\n(.*?)```", text, flags=re.S)]
+
+
+def test_the_readme_is_a_front_page_and_links_every_guide() -> None:
+    assert len(README.splitlines()) <= 250
+    assert all(f"(docs/{name})" in README for name in GUIDES)
 
 
 def test_quick_start_commands_are_the_two_a_newcomer_types() -> None:

@@ -1,5 +1,7 @@
 """The benchmark scripts still run (tiny sizes): a refactor that breaks one fails here, not
-in the next session's measurements. Figures are never asserted (see scripts/README.md)."""
+in the next session's measurements. Figures are never asserted (see scripts/README.md). The
+two scripts split into ``scripts/lib`` run too: the fuzzer on a hundred inputs, and the
+vector generator's ``--check`` (the vectors it makes are the files in ``protocol/vectors``)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ RUNS = {
     "bench_arena.py": ["--games", "3", "--runs", "1", "--p2p-games", "1"],
     "soak_p2p.py": ["--games", "2", "--players", "2", "--presets", "durak,mustamaija"],
     "bench_ismcts.py": ["--runs", "1", "--iterations", "5", "--positions", "2"],
+    "fuzz.py": ["--inputs", "100", "--checkpoints", "4"],
+    "make_vectors.py": ["--check"],
 }
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A random bot for moska-p2p as a separate process: the external bot protocol (README,
+"""A random bot for moska-p2p as a separate process: the external bot protocol (docs/BOTS.md,
 "Bots in any language") with the standard library only, no moska_p2p import.
 
     moska arena --preset moska --bots "exec:python3 bots/examples/external_random.py",random

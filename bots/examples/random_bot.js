@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A random bot for moska-p2p in JavaScript: the external bot protocol (README, "Bots in any
+// A random bot for moska-p2p in JavaScript: the external bot protocol (docs/BOTS.md, "Bots in any
 // language") needs nothing but JSON lines on stdin and stdout.
 //
 //   moska arena --preset moska --bots "exec:node bots/examples/random_bot.js",random,random,random

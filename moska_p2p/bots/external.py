@@ -1,9 +1,9 @@
 """Bots in any language: a bot is a process speaking one JSON object a line on stdin/stdout.
 
-The protocol (README, "Bots in any language") is modelled on the ACPC poker protocol: every
-request that wants an answer carries a ``state_id`` that the reply must echo, so a late reply
-to an earlier decision (a bot that ran out of time and answered anyway) is recognised and
-dropped instead of being taken for the next decision. One process serves game after game;
+The protocol (docs/BOTS.md, "Bots in any language") is modelled on the ACPC poker protocol:
+every request that wants an answer carries a ``state_id`` that the reply must echo, so a late
+reply to an earlier decision (a bot that ran out of time and answered anyway) is recognised
+and dropped instead of being taken for the next decision. One process serves game after game;
 ``start`` and ``end`` messages frame each game.
 
 Failure is contained. Replies are read with a deadline (``selectors`` on the pipe, so a silent

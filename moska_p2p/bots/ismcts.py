@@ -25,7 +25,7 @@ Each iteration
 Why the network by default: a leaf scored after 8 moves costs a fraction of a whole playout
 (about 4 times the iterations in the same time) and is a smoothed estimate rather than one
 sample. At 0.1 s a move, one such bot against three that play their playouts out loses
-14.0% [10.9, 17.7] of 400 four-player Durak games (par 25%); README, "The learned
+14.0% [10.9, 17.7] of 400 four-player Durak games (par 25%); docs/LEARNING.md, "The learned
 evaluation", has every figure and its command.
 
 Moves are pruned to the ``width`` best by the heuristic at every node (an opening from a big

@@ -88,6 +88,7 @@ from .game import (
     UNLIMITED,
     WAITING,
     Game,
+    View,
     parse_deck,
 )
 from .knowledge import DeterminizeError
@@ -112,7 +113,6 @@ from .moves import (
 from .options import PRESETS, OptionError, Rules, make_rules
 from .scenario import stack_deck
 from .session import Session
-from .view import View
 
 __all__ = [
     "ATTACK",

@@ -13,7 +13,7 @@ import hashlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .game import Game
+    from .state import GameState
 
 ENCODING_VERSION = 1
 _MAGIC = b"moska-p2p/state"
@@ -38,7 +38,7 @@ def _text(out: bytearray, text: str) -> None:
     out += data
 
 
-def encode_public_state(game: Game) -> bytes:
+def encode_public_state(game: GameState) -> bytes:
     """The canonical bytes of everything public about ``game`` (see the module docstring)."""
     out = bytearray(_MAGIC)
     v = _varint
@@ -61,7 +61,7 @@ def encode_public_state(game: Game) -> bytes:
     v(out, game.bout_number)
     v(out, game.trump + 1)
     v(out, game.indicator + 1)
-    v(out, int(game.exchange_open))
+    v(out, int(game._exch_pos >= 0))  # Game.exchange_open
     # The stock: its size, then every face-up card in it by its place from the bottom.
     stock = game.stock
     v(out, len(stock))
@@ -71,14 +71,14 @@ def encode_public_state(game: Game) -> bytes:
         v(out, i)
         v(out, card + 1)
     for seat in range(game.n):
-        v(out, game.hand_size(seat))
+        v(out, game._size(seat))  # Game.hand_size
         v(out, game.shown[seat])
         v(out, int(game.out[seat]))
     v(out, len(game.tab_a))
     for a, k in zip(game.tab_a, game.tab_k, strict=True):
         v(out, a)
         v(out, k + 1)
-    for flags in (game.begged_flags, game.own_twos_flags):
+    for flags in (game._begged, game._own_twos):  # Game.begged_flags, own_twos_flags
         v(out, sum(1 << i for i, flag in enumerate(flags) if flag))
     v(out, game.bout_count)
     v(out, min(game.bout_limit, 1 << 20))
@@ -99,6 +99,6 @@ def encode_public_state(game: Game) -> bytes:
     return bytes(out)
 
 
-def public_state_hash(game: Game) -> str:
+def public_state_hash(game: GameState) -> str:
     """SHA-256 of :func:`encode_public_state`, in hex."""
     return hashlib.sha256(encode_public_state(game)).hexdigest()

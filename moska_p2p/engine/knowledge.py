@@ -1,7 +1,7 @@
 """What one seat knows, and games rebuilt from that knowledge alone (DESIGN.md: bots get
 views, never the full state; RULES C5).
 
-A :class:`~.view.View` keeps a *public snapshot* (:func:`public_snapshot`): every field of
+A :class:`~.game.View` keeps a *public snapshot* (:func:`public_snapshot`): every field of
 the game that all seats know, copied, plus the seat's own hand. From the view's data alone
 this module rebuilds
 
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..cards import NUM_CARDS, cards_list
 from .cardsets import BEAT
@@ -44,11 +44,36 @@ from .constants import F_MUSTAMAIJA, W_DEAL_TRUMP
 from .errors import HiddenCardError
 
 if TYPE_CHECKING:
-    from .game import Game
-    from .view import View
+    from .moves import Move
+    from .state import GameState
+
+G = TypeVar("G", bound="GameState")
 
 Snapshot = tuple[Any, ...]
 """The public fields of a game a view keeps, in the order :func:`public_snapshot` lists."""
+
+
+class Seen(Protocol):
+    """What this module reads of a :class:`~.game.View`: declared here, so that rebuilding a
+    game from a view needs neither the view's module nor the game's (no import circle)."""
+
+    seat: int
+    players: int
+    dealer: int
+    attacker: int
+    defender: int
+    hand_sizes: list[int]
+    known_mask: list[int]
+    table_codes: list[tuple[int, int]]
+    trump_suit: int
+    trump_card_code: int
+    stock_known: list[tuple[int, int]]
+    discard_mask: int
+    out: list[bool]
+    bout_limit: int
+    bout_count: int
+    _history: tuple[tuple[int, Move], ...]
+    _state: Snapshot
 
 
 class DeterminizeError(HiddenCardError):
@@ -56,7 +81,7 @@ class DeterminizeError(HiddenCardError):
     yet, or the game waits for a face to be revealed (no seat is to act)."""
 
 
-def public_snapshot(game: Game, seat: int) -> Snapshot:
+def public_snapshot(game: GameState, seat: int) -> Snapshot:
     """The public fields of ``game`` that a view for ``seat`` needs beyond its own
     attributes to rebuild the game as that seat knows it. Every list is copied (the live
     game goes on changing its own); no face, no position of a hand's card, no reveal log.
@@ -90,7 +115,7 @@ def public_snapshot(game: Game, seat: int) -> Snapshot:
     )
 
 
-def masked_game(view: View) -> tuple[Game, int]:
+def masked_game(view: Seen) -> tuple[GameState, int]:
     """The game as ``view.seat``'s own engine would hold it, rebuilt from the view alone,
     and the mask of the cards that seat cannot place (see the module docstring)."""
     (
@@ -121,7 +146,7 @@ def masked_game(view: View) -> tuple[Game, int]:
         own_shown,
     ) = view._state
     seat, n = view.seat, view.players
-    g: Game = game_class.__new__(game_class)
+    g: GameState = game_class.__new__(game_class)
     g._set_table(rules, n, view.dealer, first_game)
     size = rules.pack_size
     # The known places: this hand, what others showed (M4, M12, M22, D3), the table, the
@@ -222,7 +247,7 @@ def masked_game(view: View) -> tuple[Game, int]:
     return g, pack & ~known
 
 
-def _stock_cards(view: View) -> int:
+def _stock_cards(view: Seen) -> int:
     mask = 0
     for _, card in view.stock_known:
         mask |= 1 << card
@@ -230,12 +255,12 @@ def _stock_cards(view: View) -> int:
 
 
 def determinize(
-    masked: Game,
+    masked: G,
     unknown: int,
     seat: int,
     rng: random.Random,
     hands: Sequence[int] | None = None,
-) -> Game:
+) -> G:
     """A full-information copy of ``masked`` (from :func:`masked_game`): the cards of
     ``unknown`` shuffled with ``rng`` and dealt to the hidden slots of the other hands, seat
     by seat, then to the face-down stock, bottom first.
@@ -291,9 +316,7 @@ def determinize(
     return g
 
 
-def _determinize_dealt(
-    masked: Game, unknown: int, rng: random.Random, hands: Sequence[int]
-) -> Game:
+def _determinize_dealt(masked: G, unknown: int, rng: random.Random, hands: Sequence[int]) -> G:
     """:func:`determinize` with the hands' hidden cards given (checked against the view)."""
     if len(hands) != masked.n:
         raise DeterminizeError(f"a deal names {masked.n} hands, not {len(hands)}")

@@ -9,6 +9,8 @@ its known cards plus ``hidden[seat]``, the positions of its unknown ones.
 
 from __future__ import annotations
 
+from typing import Self
+
 from .constants import DECISIONS, F_MUSTAMAIJA, FAMILY_CODES, L_MUSTAMAIJA, LIMIT_MODES
 from .moves import Move
 from .options import Rules
@@ -157,3 +159,19 @@ class GameState:
     def _size(self, seat: int) -> int:
         """How many cards ``seat`` holds, known or not."""
         return self.hands[seat].bit_count() + len(self.hidden[seat])
+
+    def copy(self) -> Self:
+        """An independent copy (for search): lists are copied, immutable values shared. Here,
+        below every layer, so that :mod:`.knowledge` copies a game without importing it."""
+        cls = type(self)
+        new = cls.__new__(cls)
+        for name in GameState.__slots__:
+            value = getattr(self, name)
+            if type(value) is list:
+                value = list(value)
+            setattr(new, name, value)
+        new.hidden = [list(h) for h in self.hidden]
+        new.hidden_owner = dict(self.hidden_owner)
+        if self.reveal_log is not None:
+            new.reveal_log = list(self.reveal_log)
+        return new

@@ -7,5 +7,5 @@
 * :mod:`.simulate` — every seat its own peer session, on an in-memory network
   (``moska simulate``, the protocol's test harness);
 * :mod:`.networked` — this peer's seat at a table on the network: a bot or a person plays
-  through the node's :class:`~moska_p2p.net.node.GamePort`.
+  through the node's :class:`~moska_p2p.net.port.GamePort`.
 """

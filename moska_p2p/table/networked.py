@@ -1,7 +1,7 @@
 """This peer's seat at a network table: a bot or a person plays through the node's port.
 
 The node (:mod:`moska_p2p.net.node`) only moves bytes and keeps the session; it hands a
-:class:`~moska_p2p.net.node.GamePort` to a *player* from here and tells it the seats, every
+:class:`~moska_p2p.net.port.GamePort` to a *player* from here and tells it the seats, every
 move and the end. Both players ask their seat through the :class:`~.seat.Referee`, so a bot
 that raises, answers an illegal move or runs past its budget forfeits with the same reason as
 in the arena, and here that reason is the signed ``leave`` the other peers' verdicts quote.
@@ -32,7 +32,7 @@ from ..protocol.session import LocalError
 from .seat import Forfeit, LeaveTable, Referee
 
 if TYPE_CHECKING:
-    from ..net.node import GamePort
+    from ..net.port import GamePort
 
 
 class BotAtTable:

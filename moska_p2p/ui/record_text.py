@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 from ..cards import CARD_TEXT, parse_card
 from ..engine import Game, make_rules, new_game, new_hidden_game
 
-if TYPE_CHECKING:  # replay.py reads text records through this module: no import back
-    from .replay import Replay
+if TYPE_CHECKING:
+    from .replay_model import Replay
 
 FORMAT = "moska-p2p record 1"
 COPY_WARNING = "UNVERIFIED TEXT COPY (no signatures) of {source}"
@@ -48,7 +48,7 @@ class RecordError(ValueError):
 
 @dataclass
 class TextRecord:
-    """A text record read back: the fields of a :class:`~.replay.Replay`."""
+    """A text record read back: the fields of a :class:`~.replay_model.Replay`."""
 
     preset: str
     names: list[str]

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from ..engine import Game, new_game
 from .render import Style, color_wanted, move_text, render_table, strip_ansi, symbols_wanted
+from .replay_model import Replay
 
 CLEAR = "\x1b[H\x1b[2J"
 
@@ -31,31 +31,6 @@ class ReplayError(ValueError):
 
 class NotVerified(ReplayError):
     """A transcript ``moska verify`` rejects: its fault, the same text verify prints."""
-
-
-@dataclass
-class Replay:
-    """A game as a list of states: ``states[0]`` before the first move, ``states[i]``
-    after move ``i`` (``moves[i - 1]``)."""
-
-    preset: str
-    names: list[str]
-    states: list[Game]
-    moves: list[tuple[int, str]]
-    full: bool  # every face known: any seat's view and open hands are possible
-    owner: int = 0  # the seat whose view to show by default (a transcript's writer)
-    source: str = ""
-    losers: list[int] = field(default_factory=list)
-    # Non-empty: the file did not verify (or is an unsigned copy) and this says why; every
-    # screen of the replay shows it, so a forgery is never taken for a game.
-    warning: str = ""
-    # What the source says about the game beyond its moves (the text record's headers:
-    # Termination, Table, FingerprintN, Writer, Date...), for ``moska export``.
-    headers: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def players(self) -> int:
-        return len(self.names)
 
 
 def load_replay(path: Path, *, unverified: bool = False) -> Replay:

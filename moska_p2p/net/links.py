@@ -1,0 +1,362 @@
+"""Links: our port (accepting, with the caps of :mod:`.admission`), the handshake that
+proves both keys, the game links to the other peers, and redialing them.
+
+A connection to our port gets a ``hi``; the dialer answers ``join`` (a joiner, handed to the
+lobby, :mod:`.lobby`) or ``link`` (a later peer of the table); both ends prove their keys over
+each other's fresh nonce (:mod:`.wire`). A game link then runs as a :class:`~.link.Link`
+until it drops; the later peer redials with backoff.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import math
+import secrets
+import socket
+from typing import Any, NoReturn
+
+import trio
+
+from ..protocol.config import lobby_id
+from .admission import Ticket
+from .link import Link
+from .runner import RunnerNode
+from .state import EXIT_FAILED, Outcome, _reason
+from .wire import (
+    DIALER,
+    HI,
+    JOIN,
+    LINK,
+    LISTENER,
+    MAX_NAME,
+    REFUSE,
+    SYNC,
+    WELCOME,
+    Entry,
+    FrameStream,
+    HandshakeError,
+    NetMessage,
+    check_link_proof,
+    link_proof,
+    net_frame,
+)
+
+log = logging.getLogger("moska_p2p.net")
+
+MIN_BACKOFF = 0.05
+MAX_BACKOFF = 1.0
+"""Redial delays: doubling from the first to the last, so a restarted peer is found fast."""
+
+REFUSE_WAIT = 5.0
+"""Seconds at most to hand a ``refuse`` to a peer before closing. The frame is small and our
+send buffer empty, so it never waits unless the peer stops reading; a generous bound (not 1 s)
+so a loaded machine's stall between arming the timer and sending cannot drop the reason."""
+
+ACCEPT_BACKOFF = (0.05, 1.0)
+"""First and last delay after a failed accept (doubling): out of descriptors, we wait."""
+
+ACCEPT_QUIET = 10.0
+"""Seconds without a failed accept that end a burst of them (one warning per burst)."""
+
+_RESOURCE_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+
+class LinkNode(RunnerNode):
+    """A node's connections (see the module docstring)."""
+
+    async def _listen(self, port: int) -> list[trio.SocketListener] | None:
+        """Listen on ``port`` of ``--bind``; None (the outcome concluded with the reason) when
+        this machine cannot: the port in use, an address it does not have."""
+        try:
+            listeners = await trio.open_tcp_listeners(port, host=self.o.bind)
+        except OSError as error:
+            self._conclude(Outcome(EXIT_FAILED, _listen_failure(self.o.bind, port, error)))
+            return None
+        self.port = int(listeners[0].socket.getsockname()[1])
+        return listeners
+
+    async def _serve(self, listeners: list[trio.SocketListener]) -> None:
+        """Accept connections on every listener (our own loop, not ``trio.serve_listeners``:
+        an accept error is logged once per burst and backed off, never a traceback each)."""
+        async with trio.open_nursery() as nursery:
+            for listener in listeners:
+                nursery.start_soon(self._accept_loop, listener, nursery)
+
+    async def _accept_loop(
+        self, listener: trio.abc.Listener[trio.SocketStream], nursery: trio.Nursery
+    ) -> None:
+        """Accept, admit (or close at once) and hand each connection to :meth:`_accept`.
+
+        A failed accept (out of descriptors: EMFILE) is logged once per burst (a burst ends
+        after :data:`ACCEPT_QUIET` s without failures), backed off (doubling), and sheds the
+        oldest unauthenticated connection while lowering their cap to what the descriptors
+        allow; the cap comes back when the burst ends. Game links never need a new descriptor.
+        """
+        delay = ACCEPT_BACKOFF[0]
+        burst = 0  # failures in the current burst
+        last_failure = -math.inf
+        async with listener:
+            while True:
+                try:
+                    stream = await listener.accept()
+                except (trio.ClosedResourceError, trio.BrokenResourceError):
+                    return
+                except OSError as error:
+                    now = trio.current_time()
+                    self.stats.accept_errors += 1
+                    if now - last_failure > ACCEPT_QUIET:
+                        burst = 0
+                    burst += 1
+                    last_failure = now
+                    if burst == 1:
+                        log.warning(
+                            "cannot accept connections on port %d: %s; backing off, and"
+                            " closing connections that have not proved their key (the game"
+                            " goes on; this is said once per burst)",
+                            self.port,
+                            error.strerror or error,
+                        )
+                    if error.errno in _RESOURCE_ERRNOS:
+                        self._admission.squeeze()  # strangers' descriptors, never a game link
+                    await trio.sleep(delay)
+                    delay = min(delay * 2, ACCEPT_BACKOFF[1])
+                    continue
+                delay = ACCEPT_BACKOFF[0]
+                if burst and trio.current_time() - last_failure > ACCEPT_QUIET:
+                    log.info("accepting connections again (%d accepts failed)", burst)
+                    burst = 0
+                    self._admission.relax()
+                try:
+                    where = "{}:{}".format(*stream.socket.getpeername()[:2])
+                except OSError:
+                    where = "an unknown address"
+                address = where.rpartition(":")[0] or where
+                ticket = self._admission.admit(address)
+                if ticket is None:
+                    self.stats.refused_connections += 1
+                    self._quiet.warning(
+                        "refused connections from %s: too many that have not proved their key"
+                        " (at most %d, %d per address)",
+                        address,
+                        self._admission.total,
+                        self._admission.per_address,
+                    )
+                    await trio.aclose_forcefully(stream)
+                    continue
+                nursery.start_soon(self._accept, stream, where, ticket)
+
+    async def _accept(self, stream: trio.SocketStream, where: str, ticket: Ticket) -> None:
+        """A connection to our port: a joiner (host only) or a later peer. Whatever it does,
+        only this connection is at stake."""
+        try:
+            with ticket.scope:
+                await self._handshake_in(FrameStream(stream), where.rpartition(":")[0], ticket)
+            if ticket.scope.cancelled_caught:
+                self._quiet.warning(
+                    "closed a connection from %s: shed, to free a descriptor", where
+                )
+        except Exception as error:
+            self._quiet.warning("closed a connection from %s: %s", where, _reason(error))
+        finally:
+            ticket.release()
+            await trio.aclose_forcefully(stream)
+
+    async def _handshake_in(self, fs: FrameStream, address: str, ticket: Ticket) -> None:
+        """Our side of a connection to our port: a ``hi`` with a fresh nonce, the dialer's
+        ``join`` or ``link`` with its proof of key, our ``welcome`` with ours (see
+        :mod:`.wire`); then the connection is a lobby seat or a game link."""
+        nonce = secrets.token_bytes(32)
+        hello: dict[str, Any] = {"nonce": nonce, "name": self.o.name[:MAX_NAME]}
+        lobby = self._lobby
+        if lobby is not None:
+            hello["config"] = lobby.config.to_wire()
+        with trio.fail_after(self.o.handshake_timeout):
+            await fs.send(net_frame(self.identity, HI, hello))
+            msg = await fs.receive_net(JOIN, LINK)
+        if msg.kind == JOIN:
+            if lobby is None:
+                await self._refuse(fs, "this peer is not the host of a table")
+            table = lobby_id(lobby.config)
+        else:
+            with trio.move_on_after(self.o.connect_timeout):
+                await self.ready.wait()  # a joiner may be dialed before it has the start
+            if self.saved is None:
+                await self._refuse(fs, "this peer has no game yet")
+            table = self._table_id
+        with trio.fail_after(self.o.handshake_timeout):
+            if msg.body["table"] != table:
+                await self._refuse(fs, "that is another table")
+            dialer_nonce = msg.body["nonce"]
+            parts = (table, msg.key, self.me, dialer_nonce, nonce)
+            if not check_link_proof(msg.body["proof"], *parts, DIALER):
+                await self._refuse(fs, "a proof of key that does not answer this connection")
+            entry: Entry | None = None
+            if msg.kind == JOIN:
+                entry = self._joiner_entry(msg, table)
+                if entry is None:
+                    await self._refuse(fs, "a roster entry that its key did not sign")
+                refusal = self._lobby_refusal(msg.key, entry)
+                if refusal:  # before the welcome: the joiner never reads "joined"
+                    await self._refuse(fs, refusal)
+            else:
+                saved = self.saved
+                assert saved is not None
+                index = next((i for i, e in enumerate(saved.roster) if e.key == msg.key), -1)
+                if index <= saved.me:
+                    await self._refuse(fs, "only a later peer of the table dials this one")
+            proof = link_proof(self.identity, *parts, LISTENER)
+            await fs.send(net_frame(self.identity, WELCOME, {"proof": proof}))
+        fs.authenticated()
+        ticket.release()
+        if entry is not None:
+            await self._lobby_join(fs, msg, entry, address)
+        else:
+            await self._serve_link(msg.key, fs)
+
+    def _joiner_entry(self, msg: NetMessage, lobby: bytes) -> Entry | None:
+        """The roster entry a ``join`` carries, if its key signed it (and it names a place)."""
+        body = msg.body
+        entry = Entry(msg.key, body["name"], body["host"], body["port"], body["sig"])
+        return entry if entry.host and entry.verify(lobby) else None
+
+    async def _refuse(self, fs: FrameStream, reason: str) -> NoReturn:
+        """Tell the other side why, then end this connection (raises). The frame is signed
+        before the timer starts, and the timer is :data:`REFUSE_WAIT`: only a peer that does
+        not read can make it run out, not a slow machine."""
+        frame = net_frame(self.identity, REFUSE, {"reason": reason})
+        with trio.move_on_after(REFUSE_WAIT):
+            await fs.send(frame)
+        raise HandshakeError(f"refused: {reason}")
+
+    async def _serve_link(self, key: bytes, fs: FrameStream) -> None:
+        """Run a game link to ``key`` until it ends (a newer link replaces an older one)."""
+        session = self.session
+        assert session is not None
+        link = Link(self, key, fs)
+        old = self.links.get(key)
+        if old is not None:
+            old.cancel()
+        self.links[key] = link
+        self.gone.discard(key)
+        self.stats.links += 1
+        have = [[k, seq] for k, seq in session.sync_state().items()]
+        link.enqueue(net_frame(self.identity, SYNC, {"have": have}))
+        if self._my_vote is not None:  # a link that was down between games: our answer
+            link.enqueue(self._my_vote)
+        if self._my_result is not None:
+            link.enqueue(self._my_result)
+        log.info("connected to %s", self._label(key))
+        try:
+            await link.run()
+            log.info("%s closed the connection", self._label(key))
+        except Exception as error:
+            log.warning("connection to %s closed: %s", self._label(key), _reason(error))
+        finally:
+            if self.links.get(key) is link:
+                del self.links[key]
+            self.stats.frames_out += link.frames_out
+            self.stats.bytes_out += link.bytes_out
+
+    async def _keep_link(self, index: int, first: FrameStream | None) -> None:
+        """Keep the link to an earlier peer up: dial, serve, and redial with backoff after a
+        drop, until the game is over or that peer said ``bye``."""
+        saved = self.saved
+        assert saved is not None
+        entry = saved.roster[index]
+        host, port = entry.host, entry.port
+        if index == 0 and saved.host_address is not None:
+            host, port = saved.host_address
+        delay = MIN_BACKOFF
+        stream = first
+        while not self.closing.is_set() and entry.key not in self.gone:
+            if stream is None:
+                try:
+                    stream = await self._dial(host, port, entry.key)
+                except Exception as error:
+                    log.info(
+                        "cannot reach %s at %s:%d: %s",
+                        self._label(entry.key),
+                        host,
+                        port,
+                        _reason(error),
+                    )
+            if stream is not None:
+                delay = MIN_BACKOFF
+                try:
+                    await self._serve_link(entry.key, stream)
+                finally:
+                    await trio.aclose_forcefully(stream.stream)
+                    stream = None
+                if self.closing.is_set() or entry.key in self.gone:
+                    break
+            await trio.sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF)
+
+    async def _dial(self, host: str, port: int, key: bytes) -> FrameStream:
+        """Open a game link to the earlier peer ``key`` at ``host:port``: its ``hi``, our
+        ``link`` with our proof, its ``welcome`` with its proof over our fresh nonce (a
+        replayed ``hi`` cannot give that)."""
+        with trio.fail_after(self.send_timeout):
+            stream = await trio.open_tcp_stream(host, port)
+            try:
+                fs = FrameStream(stream)
+                hi = await fs.receive_net(HI)
+                if hi.key != key:
+                    raise HandshakeError("another key answers at that address")
+                await self._prove(fs, LINK, self._table_id, key, hi.body["nonce"], {})
+            except BaseException:
+                await trio.aclose_forcefully(stream)
+                raise
+        return fs
+
+    async def _prove(
+        self,
+        fs: FrameStream,
+        kind: str,
+        table: bytes,
+        listener: bytes,
+        listener_nonce: bytes,
+        extra: dict[str, Any],
+    ) -> None:
+        """The dialer's half of the challenge-response: send ``kind`` (``join``/``link``) with
+        our nonce and proof, then check the listener's ``welcome``; the stream is then
+        authenticated (HandshakeError if it is not)."""
+        nonce = secrets.token_bytes(32)
+        parts = (table, self.me, listener, nonce, listener_nonce)
+        body = {"nonce": nonce, "table": table, "proof": link_proof(self.identity, *parts, DIALER)}
+        await fs.send(net_frame(self.identity, kind, {**body, **extra}))
+        welcome = await fs.receive_net(WELCOME)
+        if welcome.key != listener or not check_link_proof(welcome.body["proof"], *parts, LISTENER):
+            raise HandshakeError(
+                "the peer at that address did not prove its key for this connection"
+                " (a replayed hi?)"
+            )
+        fs.authenticated()
+
+    def _lobby_refusal(self, key: bytes, entry: Entry) -> str:
+        """Why the lobby cannot seat the joiner ``key`` now ("" if it can): the lobby's answer
+        (:mod:`.lobby`), asked before the ``welcome``."""
+        raise NotImplementedError
+
+    async def _lobby_join(
+        self, fs: FrameStream, msg: NetMessage, entry: Entry, address: str
+    ) -> None:
+        """Seat a joiner whose key is proved: the lobby's job (:mod:`.lobby`)."""
+        raise NotImplementedError
+
+
+def _listen_failure(bind: str, port: int, error: OSError) -> str:
+    """Why this machine cannot listen on ``bind:port``, in one line."""
+    where = f"{bind}:{port}" if port else bind
+    if error.errno == errno.EADDRINUSE:
+        why = "the port is in use (by another program, or another moska): pick another one"
+    elif error.errno == errno.EADDRNOTAVAIL:
+        why = f"this machine has no address {bind} (--bind names one of its own addresses)"
+    elif error.errno == errno.EACCES:
+        why = "permission denied (ports below 1024 need privileges)"
+    elif isinstance(error, socket.gaierror):
+        why = f"unknown address {bind!r}"
+    else:
+        why = error.strerror or str(error)
+    return f"cannot listen on {where}: {why}"

@@ -1,0 +1,406 @@
+"""The lobby: who may sit at the table, and the roster.
+
+The host's side: each proved ``join`` is checked (:meth:`LobbyNode._lobby_refusal`: the
+table full, the host's own key, a known name with another key), seated, and watched until the
+table fills; then the roster is fixed (host first, then joining order) and a signed ``start``
+sent to everyone. The joiner's side: reach the host, check its table (and ``--expect``), prove
+our key, wait for the start and check it (:meth:`LobbyNode._check_start`). Trust on first use
+(:mod:`.known`) is checked on both sides.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import secrets
+from collections.abc import Sequence
+
+import trio
+
+from ..crypto.identity import fingerprint_of, parse_fingerprint
+from ..protocol.config import TableConfig, lobby_id
+from .known import KnownPeers, KnownPeersError
+from .links import MAX_BACKOFF, MIN_BACKOFF, LinkNode
+from .persist import SavedGame
+from .state import _Lobby, _printable, _reason
+from .wire import (
+    HI,
+    JOIN,
+    MAX_NAME,
+    START,
+    ClosedError,
+    Entry,
+    FrameStream,
+    HandshakeError,
+    NetMessage,
+    net_frame,
+)
+
+log = logging.getLogger("moska_p2p.net")
+
+LOBBY_CLOSE_WAIT = 5.0
+"""Seconds at most a host that gives up its lobby waits for its joiners to be told why."""
+
+
+class LobbyNode(LinkNode):
+    """A node's lobby, both sides (see the module docstring)."""
+
+    async def _reach_host(
+        self, host: str, port: int, deadline: float
+    ) -> tuple[FrameStream, NetMessage]:
+        """Dial the host and read its ``hi``, retrying until ``deadline`` while it is not up
+        yet or closes before speaking (a full queue of strangers at its door)."""
+        delay = MIN_BACKOFF
+        while True:
+            stream: trio.SocketStream | None = None
+            try:
+                with trio.fail_at(deadline):
+                    stream = await trio.open_tcp_stream(host, port)
+                    fs = FrameStream(stream)
+                    hi = await fs.receive_net(HI)
+                return fs, hi
+            except (OSError, trio.BrokenResourceError, ClosedError) as error:
+                if stream is not None:
+                    await trio.aclose_forcefully(stream)
+                if _refused(error):  # nothing listens there: known at once, no use waiting
+                    raise ConnectionRefusedError(
+                        errno.ECONNREFUSED, "connection refused"
+                    ) from error
+                if trio.current_time() + delay >= deadline:
+                    raise trio.TooSlowError from error
+            except BaseException:
+                if stream is not None:
+                    await trio.aclose_forcefully(stream)
+                raise
+            await trio.sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF)
+
+    async def _enter_lobby(
+        self, host: str, port: int, expect: bytes | str | None = None
+    ) -> tuple[FrameStream, SavedGame]:
+        """Dial the host (retrying while it is not up yet), accept its table, prove our key and
+        check its, wait for the start; returns the connection (our game link to the host) and
+        the table."""
+        deadline = trio.current_time() + self.o.connect_timeout
+        fs, hi = await self._reach_host(host, port, deadline)
+        stream = fs.stream
+        try:
+            if "config" not in hi.body:
+                raise HandshakeError("the peer at that address is not the host of a table")
+            _check_expected(hi.key, expect)
+            config = TableConfig.from_wire(hi.body["config"])
+            host_name = _printable(str(hi.body["name"])[:MAX_NAME])
+            self.o.echo(
+                f"table at {host}:{port}: {config.preset} for {config.players} players,"
+                f" opened by {host_name} ({fingerprint_of(hi.key)}); timeout {config.timeout:g} s"
+                + (f"; a session of {config.games} games" if config.in_session else "")
+            )
+            lobby = lobby_id(config)
+            entry = Entry.sign(
+                self.identity, lobby, self.o.name, self._my_host(fs.stream), self.port
+            )
+            join = {"name": entry.name, "host": entry.host, "port": entry.port, "sig": entry.sig}
+            with trio.fail_after(self.o.connect_timeout):
+                await self._prove(fs, JOIN, lobby, hi.key, hi.body["nonce"], join)
+            self.o.echo(
+                f"joined; waiting for the table to fill (listening on {self.o.bind}:{self.port}"
+                " for the other players)"
+            )
+            with trio.fail_after(self.o.lobby_wait):
+                start = await fs.receive_net(START)
+            roster = self._check_start(start, hi.key, config)
+        except BaseException:
+            await trio.aclose_forcefully(stream)
+            raise
+        me = next(i for i, e in enumerate(roster) if e.key == self.me)
+        secret = secrets.token_bytes(32)
+        path = self._game_path(config, 1)
+        saved = SavedGame(path, secret, config, roster, me, self.o.name, (host, port))
+        return fs, saved
+
+    def _my_host(self, stream: trio.abc.Stream) -> str:
+        """The address the others should dial us at: ``--bind`` when it names one, else the
+        local address of our connection to the host (the interface on its network)."""
+        if self.o.bind not in ("", "0.0.0.0", "::"):
+            return self.o.bind
+        socket = getattr(stream, "socket", None)
+        try:
+            return str(socket.getsockname()[0]) if socket is not None else "127.0.0.1"
+        except OSError:
+            return "127.0.0.1"
+
+    def _check_start(
+        self, start: NetMessage, host_key: bytes, config: TableConfig
+    ) -> tuple[Entry, ...]:
+        if start.key != host_key:
+            raise HandshakeError("the start is not signed by the host")
+        if TableConfig.from_wire(start.body["config"]) != config:
+            raise HandshakeError("the host changed the table settings")
+        roster = tuple(Entry.from_wire(e) for e in start.body["roster"])
+        keys = [e.key for e in roster]
+        if len(roster) != config.players or len(set(keys)) != len(keys):
+            raise HandshakeError(f"the roster does not list {config.players} distinct players")
+        if keys[0] != host_key:
+            raise HandshakeError("the roster does not start with the host")
+        lobby = lobby_id(config)
+        for entry in roster:
+            if not entry.verify(lobby):
+                who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
+                raise HandshakeError(f"the roster entry of {who} is not signed by its key")
+        mine = [e for e in roster if e.key == self.me]
+        if not mine or mine[0].port != self.port:
+            raise HandshakeError("the roster does not list this peer as it joined")
+        self._trust(host_key, roster)
+        return roster
+
+    def _known(self) -> KnownPeers | None:
+        path = self.o.known_peers
+        return None if path is None else KnownPeers.load(path)
+
+    def _trust(self, host_key: bytes, roster: Sequence[Entry]) -> None:
+        """Trust on first use: refuse (loudly) a known name with another key at this host's
+        tables, remember the new names (see :mod:`.known`)."""
+        known = self._known()
+        if known is None:
+            return
+        players = [(e.name, e.key) for e in roster]
+        changes = known.check(host_key, players)
+        if changes:
+            for change in changes:
+                self.o.echo(change.message())
+            names = ", ".join(repr(_printable(c.name)) for c in changes)
+            raise HandshakeError(
+                f"a known player's key has changed ({names}; see the warning above)"
+            )
+        known.remember(host_key, players)
+
+    async def _lobby_join(
+        self, fs: FrameStream, msg: NetMessage, entry: Entry, address: str
+    ) -> None:
+        """The host's side of a ``join`` (its proof checked): seat the joiner, wait for the
+        table to fill while watching the connection, then send the start and keep the
+        connection as a game link."""
+        lobby = self._lobby
+        assert lobby is not None
+        if lobby.roster is not None and any(e.key == msg.key for e in lobby.roster):
+            await self._send_start(fs, msg.key)  # a joiner that lost the start
+            return
+        refusal = self._lobby_refusal(msg.key, entry)
+        if refusal:
+            await self._refuse(fs, refusal)
+        seat = trio.CancelScope()
+        previous = lobby.joined.get(msg.key)
+        if previous is not None:
+            previous[1].cancel()  # the same key again: its older connection is closed
+        lobby.joined[msg.key] = (entry, seat)
+        count = len(lobby.joined) + 1
+        self.o.echo(
+            f"{_printable(entry.name)} ({fingerprint_of(entry.key)}) joined from {address}:"
+            f" {count} of {lobby.config.players} players"
+        )
+        if count == lobby.config.players:
+            self._seal()
+        left = True
+        lobby.waiting += 1  # until this joiner has its refusal, or the game starts
+        try:
+            with seat:
+                left = await self._left_before_start(fs)
+            if seat.cancelled_caught:
+                await self._refuse(
+                    fs,
+                    "replaced by a newer join with the same key (the same command run twice?"
+                    " every seat needs a key of its own: --identity FILE)",
+                )
+            if left:
+                if lobby.roster is None and lobby.joined.get(msg.key, (entry, None))[1] is seat:
+                    del lobby.joined[msg.key]
+                    who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
+                    self.o.echo(f"{who} left before the start")
+                return
+            if self.session is None:  # the host gave up (_close_lobby) or could not start
+                await self._refuse(fs, lobby.error or "the game could not start")
+        finally:
+            lobby.waiting -= 1
+        await self._send_start(fs, msg.key)
+
+    async def _close_lobby(self, lobby: _Lobby, reason: str) -> None:
+        """The host gives up its lobby: every waiting joiner gets ``reason`` in a ``refuse``
+        (via :meth:`_send_start`) before the node closes its connections, not a bare close
+        ("the other side closed the connection" told it nothing)."""
+        lobby.error = reason
+        lobby.full.set()
+        with trio.move_on_after(LOBBY_CLOSE_WAIT):
+            while lobby.waiting:
+                await trio.sleep(0.01)
+
+    def _lobby_refusal(self, key: bytes, entry: Entry) -> str:
+        """Why the lobby cannot seat the joiner ``key`` (its roster ``entry``) now, "" if it
+        can. Asked before the ``welcome`` too, so a refused joiner never reads "joined"."""
+        lobby = self._lobby
+        assert lobby is not None
+        if lobby.roster is not None:
+            return "" if any(e.key == key for e in lobby.roster) else "the game has started"
+        if lobby.full.is_set():  # the host gave up the lobby (_close_lobby): it seats no one
+            return lobby.error or "the table is closing"
+        if key == self.me:
+            return (
+                "that is the host's own key: every seat needs a key of its own"
+                " (give this seat another with --identity FILE)"
+            )
+        if key not in lobby.joined and len(lobby.joined) >= lobby.config.players - 1:
+            return "the table is full"
+        try:
+            known = self._known()
+        except KnownPeersError as error:
+            return f"the host cannot check known players: {error}"
+        if known is not None:
+            changes = known.check(self.me, [(entry.name, entry.key)])
+            if changes:
+                self.o.echo(changes[0].message())
+                return (
+                    f"the host knows the name {_printable(entry.name)!r} with another key"
+                    f" ({fingerprint_of(changes[0].known)}); pick another name, or ask the"
+                    " host to forget the old key"
+                )
+        return ""
+
+    async def _left_before_start(self, fs: FrameStream) -> bool:
+        """Wait for the table to fill; True if the joiner hung up (or spoke) meanwhile."""
+        lobby = self._lobby
+        assert lobby is not None
+        left = False
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                nonlocal left
+                try:
+                    await fs.stream.receive_some(1)  # a joiner says nothing before the start
+                except Exception as error:
+                    log.info("a joiner's connection broke: %s", _reason(error))
+                left = True
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(watch)
+            await lobby.full.wait()
+            nursery.cancel_scope.cancel()
+        return left
+
+    def _seal(self) -> None:
+        """The table is full: fix the roster (host first, then joining order) and start."""
+        lobby = self._lobby
+        assert lobby is not None
+        host = Entry.sign(self.identity, lobby_id(lobby.config), self.o.name, "", self.port)
+        lobby.roster = (host, *(entry for entry, _ in lobby.joined.values()))
+        try:
+            self._trust(self.me, lobby.roster)
+        except (HandshakeError, KnownPeersError) as error:  # checked at each join already
+            log.warning("known players: %s", _reason(error))
+        body = {"config": lobby.config.to_wire(), "roster": [e.to_wire() for e in lobby.roster]}
+        lobby.start_frame = net_frame(self.identity, START, body)
+        saved = SavedGame(
+            self._game_path(lobby.config, 1),
+            secrets.token_bytes(32),
+            lobby.config,
+            lobby.roster,
+            0,
+            self.o.name,
+            None,
+        )
+        try:
+            self._begin(saved, None, {})
+        except (OSError, ValueError) as error:
+            lobby.error = f"cannot start the game: {error}"
+        else:
+            self.o.echo(f"all {lobby.config.players} players are here: the game starts")
+        lobby.full.set()
+
+    async def _send_start(self, fs: FrameStream, key: bytes) -> None:
+        lobby = self._lobby
+        assert lobby is not None
+        if self.session is None:
+            await self._refuse(fs, lobby.error or "the game could not start")
+        with trio.fail_after(self.o.connect_timeout):
+            await fs.send(lobby.start_frame)
+        await self._serve_link(key, fs)
+
+    async def _beacon(self, lobby: _Lobby) -> None:
+        """Announce the open table on the LAN until it fills (see :mod:`.discovery`); a
+        failure only costs the announcement, never the table."""
+        from .discovery import TableStatus, announce
+
+        def status() -> TableStatus:
+            return TableStatus(len(lobby.joined) + 1, lobby.roster is None)
+
+        try:
+            await announce(
+                self.identity,
+                lobby.config,
+                name=self.o.name,
+                port=self.port,
+                status=status,
+                bind=self.o.bind,
+                ready=lambda where: self.o.echo(f"{where}: find it with moska tables"),
+            )
+        except Exception as error:
+            log.warning("cannot announce the table on the LAN: %s", _reason(error))
+
+    def _announce(self, config: TableConfig) -> None:
+        options = ", ".join(f"{k}={config.options[k]}" for k in sorted(config.options))
+        self.o.echo(
+            f"table open: {config.preset} for {config.players} players"
+            f"{' (' + options + ')' if options else ''}, timeout {config.timeout:g} s;"
+            f"{f' a session of {config.games} games;' if config.in_session else ''}"
+            f" host {self.o.name} ({self.identity.fingerprint})"
+        )
+        if self.o.bind in ("0.0.0.0", "", "::"):
+            lan = _lan_address()
+            if lan:
+                self.o.echo(f"join from the network with: moska join {lan}:{self.port}")
+            self.o.echo(f"join from this machine with: moska join 127.0.0.1:{self.port}")
+        else:
+            self.o.echo(f"join with: moska join {self.o.bind}:{self.port}")
+
+
+def _refused(error: BaseException) -> bool:
+    """Whether a dial failed with "connection refused" on every address it tried (trio
+    reports the attempts as the cause of one OSError)."""
+    if isinstance(error, ConnectionRefusedError):
+        return True
+    cause = error.__cause__
+    if isinstance(cause, BaseExceptionGroup) and cause.exceptions:
+        return all(isinstance(e, ConnectionRefusedError) for e in cause.exceptions)
+    return False
+
+
+def _check_expected(key: bytes, expect: bytes | str | None) -> None:
+    """HandshakeError unless ``key`` is the expected host key (32 bytes, or its full
+    fingerprint as a person types it)."""
+    if expect is None:
+        return
+    if isinstance(expect, bytes):
+        if key != expect:
+            raise HandshakeError(
+                f"{fingerprint_of(key)} answers there, not {fingerprint_of(expect)},"
+                " which announced the table"
+            )
+        return
+    wanted = parse_fingerprint(expect)
+    if fingerprint_of(key) != wanted:
+        raise HandshakeError(
+            f"the host there is {fingerprint_of(key)}, not {wanted} (--expect): someone else"
+            " answers at that address, or the fingerprint was misread"
+        )
+
+
+def _lan_address() -> str:
+    """This machine's address on the local network, as a joiner would dial it (a UDP
+    "connect" picks the outgoing interface without sending anything)."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: never routed, nothing sent
+            address = str(probe.getsockname()[0])
+    except OSError:
+        return ""
+    return "" if address.startswith("127.") or address == "0.0.0.0" else address

@@ -1,0 +1,147 @@
+"""The seat's side of the node: what a :class:`Player` is told and what it may do at the
+table through its :class:`GamePort`.
+
+The table layer (:mod:`moska_p2p.table.networked`: a bot or a person) implements
+:class:`Player`; the node hands it a :class:`GamePort` when a game begins. The port reads the
+node only through :class:`PortOwner`, so this module needs nothing else of the network layer
+(the layering test forbids a circle of imports, annotations included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import trio
+
+from ..engine import Move, View
+from ..protocol import verdict as v
+from ..protocol.session import PeerSession
+
+
+class PortOwner(Protocol):
+    """What a :class:`GamePort` uses of its node (the game runner, :mod:`.runner`)."""
+
+    session: PeerSession | None
+    over: trio.Event
+    interrupted: bool
+    _turn: trio.Event
+
+    def _handle(
+        self, outputs: Sequence[v.Output], echo_of: tuple[bytes, bytes] | None = None
+    ) -> None: ...
+
+    def _leave(self, reason: str) -> None: ...
+
+
+class Player(Protocol):
+    """Who plays this peer's seat: the table layer's side of the node (it lives above the
+    network: :mod:`moska_p2p.table.networked`). Every method is called in the trio thread."""
+
+    async def play(self, port: GamePort) -> None:
+        """Play the game through ``port``, started when the game begins; may return early
+        (after leaving). Cancelled when the node stops."""
+        ...
+
+    def seated(self, names: Sequence[str], seat: int) -> None:
+        """The seats' names (printable) and this peer's seat, once the seats are drawn."""
+        ...
+
+    def moved(self, seat: int, move: str) -> None:
+        """``seat`` played ``move`` (any seat, this one too), in the order of the game."""
+        ...
+
+    def ended(self, end: v.Finished | v.Stopped, moves: int) -> None:
+        """The game is over (once): close whatever is open (a prompt), show the end."""
+        ...
+
+    def interrupt(self) -> bool:
+        """Ctrl-C during the game. True: leave now; False: the player asks first (and, on a
+        yes, leaves by :meth:`GamePort.leave`)."""
+        ...
+
+    async def closed(self) -> None:
+        """Return when the player has shown the end (the node waits a few seconds at most)."""
+        ...
+
+    def next_game(self, summary: str) -> bool:
+        """Between two games of a session: play the next one? ``summary`` is the session's
+        score line. Called in a worker thread (a person may take a while to answer), within
+        the table's timeout; a bot always continues, a person is asked (default no)."""
+        ...
+
+
+class GamePort:
+    """What a :class:`Player` may do at the table: wait for its turn, see its view, play,
+    leave. The node is the dealer: it checks nothing here the session does not check."""
+
+    def __init__(self, node: PortOwner) -> None:
+        self._node = node
+        self._game = node.session  # a port serves one game of a session
+
+    @property
+    def seat(self) -> int:
+        return self._session.my_seat
+
+    @property
+    def timeout(self) -> float:
+        """The table's timeout: a seat that does not move within it loses by the others'
+        verdict, so a player's own budget must be shorter."""
+        return self._session.config.timeout
+
+    @property
+    def over(self) -> bool:
+        return self._node.over.is_set() or self._node.session is not self._game
+
+    @property
+    def my_turn(self) -> bool:
+        return not self.over and self._session.my_turn and self._session.game is not None
+
+    @property
+    def _session(self) -> PeerSession:
+        session = self._node.session
+        assert session is not None
+        return session
+
+    async def turn(self) -> bool:
+        """Wait until it is this seat's turn (True) or the game is over (False)."""
+        node = self._node
+        while not self.over:
+            if self.my_turn:
+                return True
+            node._turn = trio.Event()
+            await node._turn.wait()
+        return False
+
+    def view(self) -> View:
+        """This seat's view now, of a copy of the game: a player may read it (search it, for
+        a hint) in another thread while the game moves on."""
+        game = self._session.game
+        assert game is not None
+        return game.copy().view(self.seat)
+
+    def legal_moves(self) -> list[Move]:
+        return self._session.legal_moves()
+
+    def state(self) -> str:
+        """A token for the game's state now: :meth:`play` refuses a move chosen in another."""
+        game = self._session.game
+        assert game is not None
+        return game.state_hash()
+
+    def play(self, move: Move, state: str) -> bool:
+        """Play ``move``, chosen in ``state``; False (nothing played) if the game moved on
+        meanwhile. Raises :class:`~moska_p2p.engine.IllegalMove` (or the session's
+        ``LocalError``) for a move the game refuses."""
+        if not self.my_turn or self.state() != state:
+            return False
+        node = self._node
+        node._handle(self._session.play(move, trio.current_time()))
+        return True
+
+    def leave(self, reason: str, *, interrupted: bool = False) -> None:
+        """Leave the table with a signed ``leave`` saying ``reason`` (a forfeit: the others'
+        verdicts name this seat). ``interrupted``: the person asked to (exit code 130)."""
+        if interrupted:
+            self._node.interrupted = True
+        self._node._leave(reason)

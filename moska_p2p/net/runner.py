@@ -1,0 +1,319 @@
+"""One game, then the next: the node's game runner.
+
+It makes (or rebuilds) a game's :class:`~moska_p2p.protocol.session.PeerSession`, feeds it
+every frame from the links and a tick every :data:`TICK` seconds, acts on what it outputs
+(transcript first, then the frames to every link, then the player), and at the end reports
+the game and, in a session, starts the next one over the same links (:mod:`.sessions` keeps
+the tally and the vote).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Sequence
+
+import trio
+
+from ..protocol import verdict as v
+from ..protocol.config import table_id
+from ..protocol.frames import SESSION_RESULT, FrameError, open_frame
+from ..protocol.session import RESULT, PeerSession, drbg
+from ..protocol.tally import next_dealer
+from ..protocol.transcript import verify_transcript
+from .link import Link
+from .persist import SavedGame, TranscriptFile
+from .port import GamePort
+from .sessions import SessionNode
+from .state import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Outcome, _printable
+from .wire import (
+    BYE,
+    NEXT,
+    SYNC,
+    FrameStream,
+    HandshakeError,
+    NetMessage,
+    net_frame,
+)
+
+log = logging.getLogger("moska_p2p.net")
+
+TICK = 0.5
+"""Seconds between two ``session.tick`` calls."""
+
+MAX_TICK_GAP = 6 * TICK
+"""A longer gap between two ticks is taken for a suspension of this peer (SIGSTOP, a laptop
+lid), not for anyone's silence (issue 11 item 7)."""
+
+
+class RunnerNode(SessionNode):
+    """A node's game runner (see the module docstring)."""
+
+    def _begin(
+        self,
+        saved: SavedGame,
+        frames: list[bytes] | None,
+        first: dict[int, FrameStream],
+        *,
+        later: bool = False,
+    ) -> None:
+        """Make (or rebuild) the session, save what a restart needs, start the game's tasks.
+        ``later``: a session's next game, over the links of the first (whose table id the
+        links stay bound to)."""
+        assert self._nursery is not None
+        self.saved = saved
+        keys = [e.key for e in saved.roster]
+        self._names = {e.key: e.name for e in saved.roster}
+        if not later:
+            self._table_id = table_id(saved.config, keys)
+        self.send_timeout = min(self.o.connect_timeout, saved.config.timeout)
+        now = trio.current_time()
+        self.stats.players = saved.config.players
+        self.stats.t_start = time.time()
+        if frames is None:
+            saved.save()
+            session = PeerSession(
+                self.identity, saved.config, keys, name=saved.name, rng=drbg(saved.secret), now=now
+            )
+            self.file = TranscriptFile(saved.transcript, self.me, saved.config, keys)
+            self.session = session
+            outputs = session.start(now)
+        else:
+            session, replayed = PeerSession.resume(
+                self.identity, saved.config, keys, saved.secret, frames, name=saved.name, now=now
+            )
+            self.file = TranscriptFile(
+                saved.transcript, self.me, saved.config, keys, session.transcript
+            )
+            saved.save()  # a fresh date: the game is alive again
+            self.session = session
+            self.o.echo(
+                f"resumed the game saved in {saved.transcript}: {len(session.moves)} moves"
+                f" so far; reconnecting"
+            )
+            # What happened before the crash was printed then; frames go out through sync.
+            outputs = [o for o in replayed if isinstance(o, v.Seated | v.Finished | v.Stopped)]
+        if hasattr(session, "max_tick_gap"):
+            # Our own clock jumping this far between two ticks means this process was not
+            # running (suspended): the session restarts its count instead of blaming anyone.
+            session.max_tick_gap = MAX_TICK_GAP
+        self.ready.set()
+        self._nursery.start_soon(self._ticker)
+        self._nursery.start_soon(self.o.player.play, GamePort(self))
+        if not later:
+            for index in range(saved.me):
+                self._nursery.start_soon(self._keep_link, index, first.get(index))
+        self._handle(outputs)
+
+    def on_frame(self, frame: bytes, source: bytes) -> None:
+        """A game frame from the link to ``source``."""
+        session = self.session
+        late = session is not None and (session.stage >= RESULT or self.over.is_set())
+        if late and _kind_of(frame) == SESSION_RESULT:  # another peer's session is over
+            self._take_result(source, frame)
+            return
+        if session is None or self.over.is_set():
+            if session is not None and self._next_may_come():
+                self._hold(frame, source)
+            return
+        self.stats.frames_in += 1
+        self.stats.bytes_in += len(frame)
+        self._handle(session.receive(frame, trio.current_time()), (source, frame))
+
+    def on_net(self, link: Link, message: NetMessage) -> None:
+        """A ``sync`` or ``bye`` on a game link."""
+        session = self.session
+        if message.kind == BYE:
+            self.gone.add(link.key)
+            log.info("%s is done: %s", self._label(link.key), str(message.body["reason"])[:200])
+            return
+        if message.kind == NEXT:  # it may come before this peer is done with that game
+            self._votes[(int(message.body["game"]), link.key)] = bool(message.body["go"])
+            self._voted.set()
+            return
+        if message.kind == SYNC and session is not None:
+            have: dict[bytes, int] = {}
+            for pair in message.body["have"]:
+                key, seq = pair
+                if not isinstance(key, bytes) or type(seq) is not int or seq < 0:
+                    raise HandshakeError("a malformed sync")
+                have[key] = seq
+            for frame in session.frames_after(have):
+                link.enqueue(frame)
+            if self.over.is_set():
+                link.finish(self._bye())
+
+    def _handle(
+        self, outputs: Sequence[v.Output], echo_of: tuple[bytes, bytes] | None = None
+    ) -> None:
+        """Act on a session's outputs. The transcript is appended first, so a frame of ours
+        is on disk before it can be on the wire (see :mod:`.persist`)."""
+        session = self.session
+        assert session is not None
+        if self.file is not None:
+            self.file.append(session.transcript[self.file.written :])
+        for out in outputs:
+            if isinstance(out, v.Send):
+                for key, link in self.links.items():
+                    # never echo a frame back over the link it came in on
+                    if echo_of is None or key != echo_of[0] or out.frame != echo_of[1]:
+                        link.enqueue(out.frame)
+            elif isinstance(out, v.Moved):
+                self.stats.moves += 1
+                self.o.player.moved(out.seat, out.move)
+            elif isinstance(out, v.Seated):
+                self._show_seats(out)
+            elif isinstance(out, v.Finished | v.Stopped):
+                if self._end is None:
+                    self._end = out
+                    self.stats.t_end = time.time()
+                if self.file is not None:
+                    self.file.close()
+                self.over.set()
+                if not self._ended:
+                    self._ended = True
+                    self.o.player.ended(out, len(session.moves))
+            elif isinstance(out, v.Rejected):
+                log.info("refused a frame: %s", out.reason)
+        if session.my_turn and self.stats.t_first_turn is None:
+            self.stats.t_first_turn = time.time()
+        self._turn.set()
+
+    async def _ticker(self) -> None:
+        session = self.session
+        assert session is not None
+        while not self.over.is_set() and self.session is session:
+            await trio.sleep(TICK)
+            self._handle(session.tick(trio.current_time()))
+
+    def _leave(self, reason: str) -> None:
+        session = self.session
+        if session is None or self.over.is_set():
+            return
+        self.o.echo(f"leaving the table: {reason}")
+        self._turn.set()
+        self._handle(session.leave(reason, trio.current_time()))
+
+    async def _play_out(self) -> None:
+        """Wait for the end (of every game of a session), report it, close the links
+        politely."""
+        while True:
+            await self.over.wait()
+            # Strangers are of no use now; their descriptors may be needed to check the
+            # transcript.
+            self._admission.shed(len(self._admission.pending))
+            self._admission.total = self._admission.configured = min(self._admission.total, 2)
+            with trio.move_on_after(5.0):  # the player's last words first (a person's table)
+                await self.o.player.closed()
+            outcome = await self._outcome()
+            saved = self.saved
+            if saved is None or not saved.config.in_session:
+                break
+            if self._resumed:
+                self.o.echo(
+                    f"game {saved.config.game} of the session was resumed after a restart: the"
+                    " session ends here for this peer (its earlier games are in their own"
+                    " transcripts)"
+                )
+                break
+            go_on = await self._between_games(outcome)
+            if not go_on:
+                outcome = await self._end_session(outcome)
+                break
+            self._next_game()
+        linger = 1.0 if outcome.finished is None else 5.0
+        await self._shutdown(min(linger, self.saved.config.timeout if self.saved else linger))
+        self._conclude(outcome)
+
+    async def _outcome(self) -> Outcome:
+        session, saved, end = self.session, self.saved, self._end
+        assert session is not None and saved is not None and end is not None
+        saved.discard()  # over: nothing left to resume
+        names = {k: _printable(p.name or self._names.get(k, "")) for k, p in session.peers.items()}
+        if isinstance(end, v.Stopped):
+            if end.verdict.kind == v.LEFT and end.verdict.keys == (self.me,):
+                text = "you left the table; the others were told with a signed message"
+            else:
+                text = f"game stopped: {end.verdict.describe(names)}"
+            self.o.echo(text)
+            code = EXIT_INTERRUPTED if self.interrupted else EXIT_FAILED
+            return Outcome(code, text, verdict=end.verdict, transcript=saved.transcript)
+        losers = [self._seat_label(s) for s in end.losers]
+        result = " and ".join(losers) + " lost" if losers else "a draw: nobody lost"
+        self.o.echo(f"result: {result}")
+        report = await trio.to_thread.run_sync(verify_transcript, saved.transcript)
+        if not report.valid or report.final_state_hash != end.final_state_hash:
+            text = f"the transcript {saved.transcript} does not verify: {report.fault}"
+            self.o.echo(text)
+            return Outcome(EXIT_FAILED, text, end, report=report, transcript=saved.transcript)
+        text = f"transcript verified: {saved.transcript} (final state {end.final_state_hash[:16]})"
+        self.o.echo(text)
+        return Outcome(
+            EXIT_OK, f"result: {result}", end, report=report, transcript=saved.transcript
+        )
+
+    def _next_game(self) -> None:
+        """Start the session's next game over the same links: the seats kept, the loser
+        dealing (M24), the held frames of it fed in."""
+        old, saved = self.session, self.saved
+        assert old is not None and saved is not None and old.game_id is not None
+        assert old.game is not None
+        dealer = next_dealer(old.dealer, old.game.loser)
+        config = saved.config.next_game(old.game_id, old.seats, dealer)
+        number = config.game
+        saved = SavedGame(
+            self._game_path(config, number),
+            secrets.token_bytes(32),
+            config,
+            saved.roster,
+            saved.me,
+            saved.name,
+            saved.host_address,
+        )
+        self.over = trio.Event()
+        self._end = None
+        self._ended = False
+        self._my_vote = None
+        self.o.echo(f"game {number} of {config.games}: seat {dealer} deals (the last loser)")
+        if self.o.fresh_player is not None:  # a person's table is drawn anew for each game
+            self.o.player = self.o.fresh_player()
+        self._begin(saved, None, {}, later=True)
+        held, self._held = self._held, []
+        for frame, source in held:
+            self.on_frame(frame, source)
+
+    async def _shutdown(self, linger: float) -> None:
+        self.closing.set()
+        bye = self._bye()
+        for link in list(self.links.values()):
+            link.finish(bye)
+        with trio.move_on_after(linger):
+            while self.links:
+                await trio.sleep(0.02)
+
+    def _bye(self) -> bytes:
+        reason = "left" if self.interrupted else "the game is over"
+        return net_frame(self.identity, BYE, {"reason": reason})
+
+    def _show_seats(self, seated: v.Seated) -> None:
+        self.stats.t_seated = time.time()
+        session = self.session
+        assert session is not None
+        seats = ", ".join(self._seat_label(s) for s in range(len(seated.seats)))
+        names = [self._seat_name(s) for s in range(len(seated.seats))]
+        self.o.player.seated(names, session.my_seat)
+        self.o.echo(f"seats: {seats}; dealer: seat {seated.dealer}; you are seat {session.my_seat}")
+
+    async def _keep_link(self, index: int, first: FrameStream | None) -> None:
+        """Keep the link to the earlier peer ``index`` up: the links' job (:mod:`.links`),
+        started here when a game begins."""
+        raise NotImplementedError
+
+
+def _kind_of(frame: bytes) -> str:
+    """A frame's kind ("" for a malformed one: the session says why)."""
+    try:
+        return open_frame(frame[4:])[0]
+    except FrameError:
+        return ""
