@@ -356,13 +356,14 @@ def verdict_cases() -> list[dict[str, Any]]:
     t.settle()
     t.steps.append({"tick": 4.0})
     t.steps.append({"tick": 5.5})
-    t.watched.tick(5.5)
+    t.emit(t.watch, t.watched.tick(5.5))
     cases.append(
         case(
             "timeout",
             "Only the honest peer's hello ever arrives; at t=4 s nothing happens, at t=5.5 s "
             "(timeout 5 s) the silent peer is named (seat -1: seats are not drawn yet, so "
-            "there is no game to forfeit).",
+            "there is no game to forfeit). With no game id yet, the honest peer signs its "
+            "verdict for the table (g = the table id, s = 1).",
             t,
         )
     )

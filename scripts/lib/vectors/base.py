@@ -298,9 +298,9 @@ def outcome(
             verdict.keys,
         ), (honest, verdict)
         assert table.watched.losers == observer.losers, (table.watched.losers, observer.losers)
-        # The watched peer signs its verdict (unless it is a culprit, or the game id was not
-        # known yet): the last frame of its transcript, and a step of this case.
-        signs = table.watched.game_id is not None and table.watched.me not in honest.keys
+        # The watched peer signs its verdict (unless it is a culprit; before the game id is
+        # known, for the table): the last frame of its transcript, and a step of this case.
+        signs = table.watched.me not in honest.keys
         own = [
             i
             for i, s in enumerate(steps)
