@@ -7,8 +7,8 @@ library; its ``decaf_255`` *is* ristretto255, same encoding byte for byte) keeps
 adds them in under a microsecond, and offers what a verifier wants: ``s*P + t*Q`` in one
 pass (about 93 µs against 2 x 70 + 17 µs), ``s*B + t*Q`` in variable time for public scalars
 (58 µs), two multiples of one point at once (75 µs), and precomputed tables for fixed points
-(25 µs a multiplication instead of 70). Measured on the development machine by
-``scripts/bench_deck.py --accel``.
+(25 µs a multiplication instead of 70); measured on the development machine, one call at a
+time from Python. ``scripts/bench_p2p.py --baseline REV --accel`` measures what it gives a deal.
 
 It is optional and off by default: the pure path through libsodium stays the reference, and
 this module is used only when ``MOSKA_P2P_ACCEL=decaf`` is set (or :func:`use` is called) and
