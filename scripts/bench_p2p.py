@@ -8,20 +8,41 @@ Every peer runs in this one thread, so the figures add up the work of all peers:
 table each peer does its share in parallel. Medians of several runs.
 
     python scripts/bench_p2p.py --runs 5
+    python scripts/bench_p2p.py --baseline 1a7eb9a --runs 5   # this tree against a revision
+
+``--baseline REV`` extracts git revision ``REV`` with ``git archive`` into a temporary
+directory (the repository is not touched) and measures, in one run, the three figures of
+issue 22 on both trees: a 6-peer proven deal in one process (wall seconds), the CPU a peer
+spends on it (the process's CPU time over the 6 peers, who do the same work), and a whole
+4-peer game through the protocol. Every run measures each side in a fresh subprocess on the
+same seed, the sides interleaved and their order alternated, so a machine that slows down
+during the run weighs on all alike. ``--accel`` adds a third side, this tree with the optional
+libdecaf accelerator (``MOSKA_P2P_ACCEL=decaf``, moska_p2p.crypto.decaf).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# A --worker measures the tree named by --root (the baseline's or this one): it must be first
+# on the path before anything of moska_p2p is imported.
+sys.path.insert(
+    0,
+    sys.argv[sys.argv.index("--root") + 1]
+    if "--root" in sys.argv[:-1]
+    else str(Path(__file__).resolve().parent.parent),
+)
 
 from moska_p2p.bots.builtin import RandomBot
 from moska_p2p.crypto import deck as mp
@@ -31,6 +52,9 @@ from moska_p2p.engine import new_game
 from moska_p2p.protocol.config import TableConfig
 from moska_p2p.protocol.simulate import Network, SimulationResult, make_peers
 from moska_p2p.table.simulate import run_game
+
+REPO = Path(__file__).resolve().parent.parent
+ROOT = Path(sys.path[0])
 
 
 def _table(preset: str, players: int, seed: int) -> Network:
@@ -124,11 +148,85 @@ def without_proofs() -> Iterator[None]:
         mp.pass1, mp.pass2, mp.verify_pass1, mp.verify_pass2 = saved  # type: ignore[assignment]
 
 
+def _worker(args: argparse.Namespace) -> int:
+    """One measurement of the tree at ``--root`` in this process, printed as JSON."""
+    import moska_p2p
+
+    if not Path(moska_p2p.__file__).resolve().is_relative_to(ROOT.resolve()):
+        raise SystemExit(f"imported {moska_p2p.__file__}, not the tree under {ROOT}")
+    time_to_first_decision(args.preset, 6, 1000)  # warm-up: imports, caches, generators
+    cpu = time.process_time()
+    deal = time_to_first_decision(args.preset, 6, args.seed)
+    deal_cpu = time.process_time() - cpu
+    game = whole_game(args.preset, 4, args.seed + 100)[0]
+    print(json.dumps({"deal": deal, "peer_cpu": deal_cpu / 6, "game": game}))
+    return 0
+
+
+def _extract(rev: str, into: Path) -> None:
+    """The files of git revision ``rev`` under ``into`` (no worktree, no index change)."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", rev], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+
+
+def _measure(root: Path, preset: str, seed: int, accel: bool) -> dict[str, float]:
+    """The three figures of the tree at ``root``, in a fresh subprocess."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MOSKA_P2P_ACCEL")}
+    if accel:
+        env["MOSKA_P2P_ACCEL"] = "decaf"
+    command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--preset", preset]
+    command += ["--seed", str(seed), "--root", str(root)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=root, env=env)
+    figures: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return figures
+
+
+FIGURES = (
+    ("deal", "6-peer proven deal, one process (s)"),
+    ("peer_cpu", "CPU per peer, 6-peer deal (s)"),
+    ("game", "whole 4-peer game, protocol (s)"),
+)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """This tree (and with --accel, this tree accelerated) against ``args.baseline``."""
+    sides = ["base", "tree"] + (["tree+decaf"] if args.accel else [])
+    runs: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
+    with tempfile.TemporaryDirectory(prefix="bench-p2p-") as tmp:
+        base = Path(tmp)
+        _extract(args.baseline, base)
+        roots = {"base": base, "tree": REPO, "tree+decaf": REPO}
+        for run in range(args.runs):
+            order = sides if run % 2 == 0 else list(reversed(sides))
+            for side in order:
+                figures = _measure(roots[side], args.preset, run, side == "tree+decaf")
+                runs[side].append(figures)
+            print(f"  run {run + 1}/{args.runs} done", file=sys.stderr)
+    print(f"baseline {args.baseline} against this tree ({args.preset}), medians of {args.runs}")
+    print(f"{'':38s}" + "".join(f"{side:>12s}" for side in sides) + "  ratios (base/side)")
+    for key, label in FIGURES:
+        medians = {side: statistics.median(r[key] for r in runs[side]) for side in sides}
+        ratios = "  ".join(f"x{medians['base'] / medians[side]:.2f}" for side in sides[1:])
+        print(f"{label:38s}" + "".join(f"{medians[side]:12.3f}" for side in sides) + f"  {ratios}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--preset", default="moska")
+    parser.add_argument("--baseline", metavar="REV", help="compare with this git revision")
+    parser.add_argument("--accel", action="store_true", help="with --baseline: a decaf side")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--root", help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        return _worker(args)
+    if args.baseline:
+        return _compare(args)
     print(f"seating + shuffle + deal ({args.preset}), every proof made and checked by every")
     print(f"peer, all peers in this one thread; median of {args.runs}:")
     for players in (2, 4, 6):

@@ -80,6 +80,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from . import decaf
 from .fiat_shamir import Transcript
 from .group import (
     add,
@@ -255,8 +256,7 @@ def verify_shuffle(
     ys = statement_points(outputs, "output")
     items = split_items(proof, 4 * size + 5)
     u, chain = items[:size], items[size : 2 * size]
-    c, s1, s2, s3, sa = items[2 * size : 2 * size + 5]
-    s_prime, s_hat = items[2 * size + 5 : 3 * size + 5], items[3 * size + 5 :]
+    c = items[2 * size]
     for what, points in (("permutation commitment", u), ("chain", chain)):
         for k, point in enumerate(points):
             if not is_point(point):
@@ -264,12 +264,33 @@ def verify_shuffle(
     if not all(is_scalar_or_zero(s) for s in items[2 * size :]):
         raise ProofError("a response is not a canonical scalar")
 
-    h0, hs, sum_h = generators(size)
     transcript = Transcript(_DOMAIN)
     _statement(transcript, context, xs, ys, a_point)
     transcript.append_list(b"permutation-commitment", u)
     e = transcript.challenge_scalars(b"e", size)
 
+    recompute = _commitments_decaf if decaf.active() else _commitments_pure
+    ts, t_hat = recompute(xs, ys, a_point, u, chain, e, items[2 * size :])
+    if _final_challenge(transcript, chain, ts, t_hat) != c:
+        raise ProofError("the shuffle argument does not verify")
+
+
+def _commitments_pure(
+    xs: Sequence[bytes],
+    ys: Sequence[bytes],
+    a_point: bytes,
+    u: Sequence[bytes],
+    chain: Sequence[bytes],
+    e: Sequence[bytes],
+    scalars: Sequence[bytes],
+) -> tuple[list[bytes], list[bytes]]:
+    """The verifier's ``[T_1 .. T_5]`` and ``T̂_1 .. T̂_N`` on encodings through libsodium (the
+    reference path): ``6N + 4`` multiplications, ``N + 4`` fixed-base, about ``7N`` additions.
+    ``scalars`` is ``c, s_1, s_2, s_3, s_a, s'_1..s'_N, ŝ_1..ŝ_N``."""
+    size = len(xs)
+    h0, hs, sum_h = generators(size)
+    c, s1, s2, s3, sa = scalars[:5]
+    s_prime, s_hat = scalars[5 : size + 5], scalars[size + 5 :]
     neg_c = scalar_neg(c)
     t1 = add(base_mul(s1), mul(neg_c, sub(sum_points(u), sum_h)))
     t2 = add(base_mul(s2), mul(neg_c, sub(chain[-1], mul(_product(e), h0))))
@@ -294,5 +315,66 @@ def verify_shuffle(
         ]
     )
     t5 = add(base_mul(sa), mul(neg_c, a_point))
-    if _final_challenge(transcript, chain, [t1, t2, t3, t4, t5], t_hat) != c:
-        raise ProofError("the shuffle argument does not verify")
+    return [t1, t2, t3, t4, t5], t_hat
+
+
+@functools.cache
+def _generator_table(k: int) -> decaf.Table:
+    """The accelerator's precomputed table of ``H_k`` (built once per process: 55 µs, 9 KB)."""
+    h0, hs, _ = generators(max(k, 1))
+    return decaf.Table(hs[k - 1] if k else h0)
+
+
+def _commitments_decaf(
+    xs: Sequence[bytes],
+    ys: Sequence[bytes],
+    a_point: bytes,
+    u: Sequence[bytes],
+    chain: Sequence[bytes],
+    e: Sequence[bytes],
+    scalars: Sequence[bytes],
+) -> tuple[list[bytes], list[bytes]]:
+    """The same commitments as :func:`_commitments_pure`, byte for byte, on decoded points
+    through the accelerator (:mod:`.decaf`): each point decoded once, sums on decoded points,
+    ``s*B + t*P`` in variable time (every scalar here is public), ``H_k`` from per-process
+    tables, ``T_4``'s terms paired in double-scalar multiplications, and each chain point's two
+    multiples (by ``-c`` in ``T̂_k``, by ``s'_{k+1}`` in ``T̂_{k+1}``) from one table."""
+    size = len(xs)
+    _, _, sum_h = generators(size)
+    c, s1, s2, s3, sa = scalars[:5]
+    s_prime, s_hat = scalars[5 : size + 5], scalars[size + 5 :]
+    neg_c, neg_sa = scalar_neg(c), scalar_neg(sa)
+    h_tables = [_generator_table(k) for k in range(size + 1)]
+    du = [decaf.decode(point) for point in u]
+    dchain = [decaf.decode(point) for point in chain]
+
+    sum_u = du[0]
+    for point in du[1:]:
+        sum_u = decaf.add(sum_u, point)
+    t1 = decaf.base_double_mul_vartime(s1, neg_c, decaf.sub(sum_u, decaf.decode(sum_h)))
+    t2 = decaf.base_double_mul_vartime(
+        s2, neg_c, decaf.sub(dchain[-1], h_tables[0].mul(_product(e)))
+    )
+    t3 = decaf.base_mul(s3)
+    t4: decaf.Point | None = None
+    for k in range(size):
+        t3 = decaf.add(t3, h_tables[k + 1].mul(s_prime[k]))
+        t3 = decaf.add(t3, decaf.mul(scalar_mul(neg_c, e[k]), du[k]))
+        term = decaf.double_mul(
+            s_prime[k], decaf.decode(ys[k]), scalar_mul(neg_sa, e[k]), decaf.decode(xs[k])
+        )
+        t4 = term if t4 is None else decaf.add(t4, term)
+    assert t4 is not None
+    # T̂_k = ŝ_k*B + s'_k*Ĉ_{k-1} - c*Ĉ_k: Ĉ_k's two multiples come from one dual multiplication.
+    t_hat: list[bytes] = []
+    previous_multiple = h_tables[0].mul(s_prime[0])  # s'_1 * Ĉ_0, with Ĉ_0 = H_0
+    for k in range(size):
+        if k + 1 < size:
+            minus_c_chain, next_multiple = decaf.dual_mul(dchain[k], neg_c, s_prime[k + 1])
+        else:
+            minus_c_chain, next_multiple = decaf.mul(neg_c, dchain[k]), previous_multiple
+        point = decaf.add(decaf.add(decaf.base_mul(s_hat[k]), previous_multiple), minus_c_chain)
+        t_hat.append(decaf.encode(point))
+        previous_multiple = next_multiple
+    t5 = decaf.base_double_mul_vartime(sa, neg_c, decaf.decode(a_point))
+    return [decaf.encode(t) for t in (t1, t2, t3, t4, t5)], t_hat
