@@ -396,6 +396,12 @@ def host(
     announce: bool = typer.Option(
         True, "--announce/--no-announce", help="Announce the table on the LAN while it fills."
     ),
+    allow_aborters: bool = typer.Option(
+        False,
+        "--allow-aborters",
+        help="Seat players your known-peers file records as having ended a table before the"
+        " deal (by default they are refused: an abort must not buy a new seat draw).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
     stats: Path | None = typer.Option(None, hidden=True),
@@ -437,6 +443,7 @@ def host(
         pace,
         stats,
         announce=announce,
+        allow_aborters=allow_aborters,
     )
     raise typer.Exit(_run(Node(options), made, saved, lambda node: node.host(config, port)))
 

@@ -14,6 +14,17 @@ One line per (host, name)::
 
 ``NAME`` is percent-encoded (no spaces); lines starting with ``#`` and blank lines are
 comments; a malformed line is ignored (and kept).
+
+The file also keeps the table-level record of aborts before the deal (PROTOCOL.md section 9):
+a peer that ended a table before any card was dealt (silent past the timeout, gone, or caught
+signing two hellos) cannot be made to forfeit a game it has no seat in, and the last to reveal
+its seat secret could abort whenever it disliked the seating. So every honest peer writes
+one line per aborter::
+
+    aborted  KEY-HEX  KIND  # FINGERPRINT: REASON
+
+and a host refuses to seat a key its file names so (``moska host --allow-aborters`` seats it
+anyway): an abort never buys a better seat at the next table of the same host.
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ from urllib.parse import quote, unquote
 from ..crypto.identity import PUBLIC_KEY_SIZE, fingerprint_of, writable_by_others
 
 FILE_NAME = "known_peers"
+ABORTED = "aborted"
 
 
 class KnownPeersError(Exception):
@@ -90,7 +102,12 @@ class KnownPeers:
         self.path = path
         self.lines: list[str] = lines or []
         self.records: dict[tuple[bytes, str], tuple[bytes, int]] = {}
+        self.aborters: dict[bytes, str] = {}  # key -> the verdict's kind
         for number, line in enumerate(self.lines, 1):
+            abort = self._parse_abort(line)
+            if abort is not None:
+                self.aborters.setdefault(*abort)
+                continue
             record = self._parse(line)
             if record is not None:
                 host, name, key = record
@@ -108,6 +125,17 @@ class KnownPeers:
         if len(host) != PUBLIC_KEY_SIZE or len(key) != PUBLIC_KEY_SIZE:
             return None
         return host, unquote(parts[1]), key
+
+    @staticmethod
+    def _parse_abort(line: str) -> tuple[bytes, str] | None:
+        parts = line.split("#", 1)[0].split()
+        if len(parts) != 3 or parts[0] != ABORTED:
+            return None
+        try:
+            key = bytes.fromhex(parts[1])
+        except ValueError:
+            return None
+        return (key, parts[2]) if len(key) == PUBLIC_KEY_SIZE else None
 
     @classmethod
     def load(cls, path: Path) -> KnownPeers:
@@ -142,8 +170,6 @@ class KnownPeers:
     def remember(self, host: bytes, players: Sequence[tuple[str, bytes]]) -> int:
         """Add the players whose name is theirs alone at this table and not yet known; write
         the file (0600, atomically) if anything is new. Returns how many were added."""
-        from .persist import write_private
-
         counts: dict[str, int] = {}
         for name, _ in players:
             counts[name] = counts.get(name, 0) + 1
@@ -158,12 +184,38 @@ class KnownPeers:
             self.records[(host, name)] = (key, len(self.lines))
             added += 1
         if added:
-            _check_mode(self.path)
-            if not self.path.parent.exists():
-                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            header = [] if self.lines[0].startswith("#") else ["# moska-p2p known peers"]
-            if header:
-                self.lines[:0] = header
-                self.records = {k: (key, line + 1) for k, (key, line) in self.records.items()}
-            write_private(self.path, ("\n".join(self.lines) + "\n").encode("utf-8"))
+            self._write()
         return added
+
+    def remember_abort(self, key: bytes, kind: str, reason: str) -> bool:
+        """Record that ``key`` ended a table before the deal (verdict ``kind``); write the
+        file if it is new. Whether it was."""
+        if key in self.aborters:
+            return False
+        why = "".join(c if c.isprintable() else "?" for c in reason)[:120]
+        self.lines.append(f"{ABORTED} {key.hex()} {kind}  # {fingerprint_of(key)}: {why}")
+        self.aborters[key] = kind
+        self._write()
+        return True
+
+    def refusal_of_aborter(self, key: bytes) -> str:
+        """Why a host does not seat ``key`` ("" if nothing is held against it)."""
+        kind = self.aborters.get(key)
+        if kind is None:
+            return ""
+        return (
+            f"this host's record says the key {fingerprint_of(key)} ended one of its tables"
+            f" before the deal ({kind}); the host may seat it with --allow-aborters"
+        )
+
+    def _write(self) -> None:
+        """Write the file (0600, atomically), a header line first."""
+        from .persist import write_private
+
+        _check_mode(self.path)
+        if not self.path.parent.exists():
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not self.lines[0].startswith("#"):
+            self.lines[:0] = ["# moska-p2p known peers"]
+            self.records = {k: (key, line + 1) for k, (key, line) in self.records.items()}
+        write_private(self.path, ("\n".join(self.lines) + "\n").encode("utf-8"))

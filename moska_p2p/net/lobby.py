@@ -253,6 +253,11 @@ class LobbyNode(LinkNode):
             known = self._known()
         except KnownPeersError as error:
             return f"the host cannot check known players: {error}"
+        if known is not None and not self.o.allow_aborters:
+            aborted = known.refusal_of_aborter(key)
+            if aborted:
+                self.o.echo(f"refused {_printable(entry.name)!r}: {aborted}")
+                return aborted
         if known is not None:
             changes = known.check(self.me, [(entry.name, entry.key)])
             if changes:

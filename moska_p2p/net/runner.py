@@ -22,6 +22,7 @@ from ..protocol.frames import SESSION_RESULT, FrameError, open_frame
 from ..protocol.session import RESULT, PeerSession, drbg
 from ..protocol.tally import next_dealer
 from ..protocol.transcript import verify_transcript
+from .known import KnownPeers, KnownPeersError
 from .link import Link
 from .persist import SavedGame, TranscriptFile
 from .port import GamePort
@@ -232,6 +233,7 @@ class RunnerNode(SessionNode):
         saved.discard()  # over: nothing left to resume
         names = {k: _printable(p.name or self._names.get(k, "")) for k, p in session.peers.items()}
         if isinstance(end, v.Stopped):
+            self._record_aborters(end.verdict)
             if end.verdict.kind == v.LEFT and end.verdict.keys == (self.me,):
                 text = "you left the table; the others were told with a signed message"
             else:
@@ -252,6 +254,23 @@ class RunnerNode(SessionNode):
         return Outcome(
             EXIT_OK, f"result: {result}", end, report=report, transcript=saved.transcript
         )
+
+    def _record_aborters(self, verdict: v.Verdict) -> None:
+        """A table that ended before the deal has no game for its culprits to forfeit: keep
+        the table-level record instead (PROTOCOL.md section 9), so this host, or any host this
+        peer opens, refuses them next time."""
+        if self.o.known_peers is None or any(seat >= 0 for seat in verdict.seats):
+            return
+        try:
+            known = KnownPeers.load(self.o.known_peers)
+            for key in verdict.keys:
+                if key != self.me and known.remember_abort(key, verdict.kind, verdict.reason):
+                    self.o.echo(
+                        f"{self._label(key)} ended the table before the deal: recorded in"
+                        f" {self.o.known_peers}"
+                    )
+        except (KnownPeersError, OSError) as error:
+            log.warning("cannot record the aborters: %s", error)
 
     def _next_game(self) -> None:
         """Start the session's next game over the same links: the seats kept, the loser

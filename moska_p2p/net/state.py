@@ -71,6 +71,7 @@ class NodeOptions:
     stats: Path | None = None  # write timing and traffic figures here (JSON) at the end
     announce: bool = False  # a host announces its open table on the LAN (.discovery)
     known_peers: Path | None = None  # trust on first use (.known); None: no check
+    allow_aborters: bool = False  # a host seats keys its known-peers file names as aborters
     handshake_timeout: float = HANDSHAKE_TIMEOUT  # a stranger's time to prove its key
     max_pending: int = MAX_PENDING  # unauthenticated connections at most...
     max_pending_per_address: int = MAX_PENDING_PER_ADDRESS  # ...and from one address
