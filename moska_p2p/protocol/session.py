@@ -31,7 +31,6 @@ import hashlib
 import secrets as system_random
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..cards import CARD_TEXT
@@ -46,7 +45,9 @@ from .claims import ClaimBook, Denial
 from .config import TableConfig, game_id, table_id
 from .deck_phase import STAGE_PASS1, DeckPhase
 from .frames import FrameError, encode_frame, open_frame
-from .ordering import WINDOW, SenderLog
+from .ordering import WINDOW
+from .phase import Peer, Violation, Wait
+from .reveals import Reveals
 
 __all__ = ["WINDOW", "LocalError", "PeerSession", "drbg", "transcript_digest"]
 
@@ -59,21 +60,6 @@ LIMBO_FRAMES = 64  # frames held before the game id is known (hellos still missi
 LIMBO_BYTES = 1 << 20
 
 
-class Wait(Exception):
-    """The message cannot apply yet: keep it in its sender's queue."""
-
-
-class Violation(Exception):
-    """A signed message broke a rule: the session stops with a verdict."""
-
-    def __init__(self, kind: str, sender: bytes, reason: str, evidence: Sequence[bytes] = ()):
-        super().__init__(reason)
-        self.kind = kind
-        self.sender = sender
-        self.reason = reason
-        self.evidence = tuple(evidence)
-
-
 class LocalError(ValueError):
     """This peer asked for something the protocol does not allow now (like h11's
     LocalProtocolError), or hit a bug of its own: nothing was sent."""
@@ -81,20 +67,6 @@ class LocalError(ValueError):
 
 # Failures of a check on a sender's data: each becomes a verdict naming that sender.
 _REMOTE_FAULTS = (mp.DeckError, RevealError, IllegalMove, m.MessageError)
-
-
-@dataclass
-class _Peer(SenderLog):
-    """One roster member: its order (:class:`~.ordering.SenderLog`) and what it said."""
-
-    key: bytes = b""
-    index: int = 0
-    name: str = ""
-    nonce: bytes = b""
-    seat_commit: bytes = b""
-    seat_secret: bytes = b""
-    result: tuple[bytes, tuple[int, ...]] | None = None
-    heard_at: float = 0.0  # when its last message applied here (this peer's clock)
 
 
 def transcript_digest(frames: Sequence[bytes]) -> bytes:
@@ -134,7 +106,7 @@ class PeerSession:
             raise LocalError("this identity is not on the roster")
         self.config = config
         self.roster = sorted(roster)
-        self.peers = {key: _Peer(key=key, index=i) for i, key in enumerate(self.roster)}
+        self.peers = {key: Peer(key=key, index=i) for i, key in enumerate(self.roster)}
         if config.seating and sorted(config.seating) != self.roster:
             raise LocalError("the session's seating does not list this table's players")
         self.table_id = table_id(config, self.roster)
@@ -165,8 +137,6 @@ class PeerSession:
         self.size = 52 - 4 * config_rules(config).lowest_rank
         self.cards = list(range(52 - self.size, 52))
         self.deck: DeckPhase | None = None
-        self.owed: dict[tuple[int, int], float] = {}
-        self.want_face: dict[int, int] = {}  # position -> -1 (public) or my seat
         self._nonce = self._rng(32)
         self._seat_secret = self._rng(32)
         self._seed = self._rng(32)
@@ -177,6 +147,7 @@ class PeerSession:
         self.claim_rank = -1
         self.claims: dict[int, tuple[int, int] | None] = {}  # seat -> (position, card)
         self.claim_book = ClaimBook()
+        self.reveals = Reveals(self, self.claim_book)
         self.disclosures: dict[int, set[int]] = {}  # seat -> positions it must disclose
         self.final_hash = ""
         self.losers: tuple[int, ...] = ()
@@ -201,6 +172,16 @@ class PeerSession:
             and g.to_act == self.my_seat
             and not g.hidden[self.my_seat]
         )
+
+    @property
+    def owed(self) -> dict[tuple[int, int], float]:
+        """The keys each seat owes, by (seat, position)."""
+        return self.reveals.owed
+
+    @property
+    def want_face(self) -> dict[int, int]:
+        """The faces this peer waits to see: position -> -1 (public) or its own seat."""
+        return self.reveals.want_face
 
     @property
     def keys(self) -> dict[tuple[int, int], bytes]:
@@ -479,7 +460,7 @@ class PeerSession:
         except Violation as violation:  # a modified client convicts itself too
             self._violation(violation)
 
-    def _accept(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _accept(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if msg.type != m.WAIT:  # a wait says "still here", not "the game moved"
             self.last_progress = self._now  # any message applied, this peer's own included
         peer.heard_at = self._now
@@ -649,7 +630,7 @@ class PeerSession:
             except Violation as violation:
                 self._violation(violation)
 
-    def _step(self, peer: _Peer) -> bool:
+    def _step(self, peer: Peer) -> bool:
         """Apply the next message of one sender; whether it applied."""
         msg, frame = peer.inbox[peer.next_seq]
         if self._contradicts(msg):
@@ -727,7 +708,7 @@ class PeerSession:
 
     # ---------------------------------------------------------------- applying messages
 
-    def _apply(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _apply(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """Run a message's handler. The frame enters the transcript first, so whatever the
         handler sends in answer follows it; a message that must wait leaves no trace."""
         at = len(self.transcript)
@@ -740,7 +721,7 @@ class PeerSession:
 
     # -- seating
 
-    def _on_hello(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _on_hello(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if msg.seq != 0 or peer.nonce:
             raise Violation(v.PROTOCOL, peer.key, "a second hello", (frame,))
         body = msg.body
@@ -758,7 +739,7 @@ class PeerSession:
         peer.nonce = body["nonce"]
         peer.seat_commit = body["seat_commit"]
 
-    def _on_seat(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _on_seat(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if self.stage < SEAT:
             raise Wait
         if peer.seat_secret:
@@ -787,13 +768,13 @@ class PeerSession:
 
     # -- the deck
 
-    def _on_shuffle1(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _on_shuffle1(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         self._deck_step(peer, SHUFFLE1, msg, frame)
 
-    def _on_shuffle2(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _on_shuffle2(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         self._deck_step(peer, SHUFFLE2, msg, frame)
 
-    def _deck_step(self, peer: _Peer, stage: int, msg: m.Message, frame: bytes) -> None:
+    def _deck_step(self, peer: Peer, stage: int, msg: m.Message, frame: bytes) -> None:
         """Passes go in seat order: a later seat's pass waits for the earlier ones; each is
         checked against its proof before anything builds on it."""
         deck = self.deck
@@ -828,34 +809,13 @@ class PeerSession:
 
     # -- play
 
-    def _on_keys(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
-        deck = self.deck
-        if self.stage != PLAY or self.game is None or deck is None:
+    def _on_keys(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
+        if self.stage != PLAY or self.game is None or self.deck is None:
             raise Wait  # before the deal
-        seat = self.seat_of[peer.key]
-        pairs = [(pos, key) for pos, key in msg.body["keys"]]
-        if not pairs:
-            raise Violation(v.PROTOCOL, peer.key, "an empty key release", (frame,))
-        if any(pos >= self.size for pos, _ in pairs):
-            raise Violation(v.PROTOCOL, peer.key, "a key for a position beyond the deck", (frame,))
-        if len({pos for pos, _ in pairs}) != len(pairs):
-            raise Violation(v.PROTOCOL, peer.key, "a key release naming a position twice", (frame,))
-        if any((seat, pos) not in self.owed for pos, _ in pairs):
-            raise Wait  # not owed yet: this peer has not reached that draw
-        for pos, key in pairs:
-            if not deck.key_is_valid(seat, pos, key):
-                raise Violation(
-                    v.BAD_KEY,
-                    peer.key,
-                    f"its key for deck position {pos} does not match its key point",
-                    (frame,),
-                )
-        for pos, key in pairs:
-            del self.owed[(seat, pos)]
-            deck.add_key(seat, pos, key)
-        self._learn_faces(peer, frame)
+        self.reveals.take_keys(peer, msg, frame)
+        self._after_engine_step(learn=False)
 
-    def _on_move(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _on_move(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         g = self.game
         if self.stage != PLAY or g is None:
             raise Wait  # before the deal
@@ -882,7 +842,7 @@ class PeerSession:
         named = set(_hand_cards(g, move))
         shown = []
         for pos, key in msg.body["cards"]:
-            card = self._shown_card(peer, seat, pos, key, frame, v.ILLEGAL_MOVE)
+            card = self.reveals.shown_card(peer, seat, pos, key, frame, v.ILLEGAL_MOVE)
             if card not in named:
                 raise Violation(
                     v.ILLEGAL_MOVE,
@@ -899,14 +859,14 @@ class PeerSession:
         except IllegalMove as error:
             raise Violation(v.ILLEGAL_MOVE, peer.key, f"{move}: {error}", (frame,)) from None
         for pos, card, key in shown:
-            self._publish(seat, pos, card, key, frame)
+            self.reveals.publish(seat, pos, card, key, frame)
         self._past_states.add(current)
         g.play(move, seat=seat)
         self.moves.append((seat, str(move)))
         self._out.append(v.Moved(seat, str(move)))
         self._after_engine_step()
 
-    def _on_claim(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _on_claim(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         g = self.game
         if self.stage != PLAY or g is None or not g.awaiting_lowest_trump:
             raise Wait
@@ -920,12 +880,12 @@ class PeerSession:
         card = msg.body["card"]
         if card is None:
             # D3 "none": checked later, from what the rules show anyway (claims.py).
-            held = frozenset(self._face_down(seat))
+            held = frozenset(self.reveals.face_down(seat))
             self.claim_book.deny(Denial(rank, seat, wanted, held, frame))
             self.claims[seat] = None
         else:
             pos, key = card
-            face = self._shown_card(peer, seat, pos, key, frame, v.FALSE_CLAIM)
+            face = self.reveals.shown_card(peer, seat, pos, key, frame, v.FALSE_CLAIM)
             if face != wanted:
                 raise Violation(
                     v.FALSE_CLAIM,
@@ -934,10 +894,10 @@ class PeerSession:
                     (frame,),
                 )
             self.claims[seat] = (pos, face)
-            self._publish(seat, pos, face, key, frame)
+            self.reveals.publish(seat, pos, face, key, frame)
         self._resolve_claims()
 
-    def _on_disclose(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _on_disclose(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if self.stage != DISCLOSE:
             if self.stage < DISCLOSE:
                 raise Wait
@@ -953,12 +913,12 @@ class PeerSession:
                 (frame,),
             )
         for pos, key in sorted(pairs.items()):
-            card = self._shown_card(peer, seat, pos, key, frame, v.FALSE_CLAIM)
-            self._publish(seat, pos, card, key, frame)
-            self._mark_shown(seat, card)
+            card = self.reveals.shown_card(peer, seat, pos, key, frame, v.FALSE_CLAIM)
+            self.reveals.publish(seat, pos, card, key, frame)
+            self.reveals.mark_shown(seat, card)
         del self.disclosures[seat]
 
-    def _on_result(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _on_result(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if self.stage != RESULT:
             if self.stage < RESULT:
                 raise Wait
@@ -976,15 +936,15 @@ class PeerSession:
             raise Violation(v.PROTOCOL, peer.key, "its transcript hash is wrong", (frame,))
         peer.result = (msg.body["transcript"], losers)
 
-    def _on_wait(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _on_wait(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """Nothing to apply: its heads did their work when it arrived (_compare_heads)."""
 
-    def _on_leave(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _on_leave(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if self.stage in (DONE,):
             return  # a goodbye after the result changes nothing
         raise Violation(v.LEFT, peer.key, f"left the table: {msg.body['reason']}", (frame,))
 
-    def _on_verdict(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
+    def _on_verdict(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """Another peer stopped the game. What it proves (its evidence) is checked here as
         if it had arrived on its own, in its senders' order; an accusation of silence is
         adopted only when this peer has itself waited for those peers for half the timeout
@@ -1036,121 +996,13 @@ class PeerSession:
         peer = self.peers.get(msg.sender)
         return peer is not None and msg.seq in peer.inbox and msg.seq not in peer.accepted
 
-    # ---------------------------------------------------------------- cards and keys
-
-    def _face_down(self, seat: int) -> set[int]:
-        """The positions in ``seat``'s hand whose faces are not public (the same set at
-        every peer, the seat's own included)."""
-        g = self.game
-        assert g is not None
-        out = {pos for pos, owner in g.hidden_owner.items() if owner == seat}
-        private = g.hands[seat] & ~g.shown[seat]
-        while private:
-            low = private & -private
-            out.add(g.pos_of[low.bit_length() - 1])
-            private ^= low
-        return out
-
-    def _shown_card(
-        self, peer: _Peer, seat: int, pos: int, key: bytes, frame: bytes, kind: str
-    ) -> int:
-        """The card ``seat`` shows from its hand at ``pos`` with its own ``key``."""
-        deck = self.deck
-        assert deck is not None
-        if pos >= self.size:
-            raise Violation(kind, peer.key, f"deck position {pos} is beyond the deck", (frame,))
-        g = self.game
-        assert g is not None
-        public_in_hand = g.face[pos] >= 0 and g.hands[seat] >> g.face[pos] & 1  # e.g. the trump
-        if not public_in_hand and pos not in self._face_down(seat):
-            raise Violation(kind, peer.key, f"deck position {pos} is not in its hand", (frame,))
-        if not deck.key_is_valid(seat, pos, key):
-            raise Violation(
-                v.BAD_KEY,
-                peer.key,
-                f"its key for position {pos} does not match its key point",
-                (frame,),
-            )
-        keys = deck.keys_for(pos, {seat: key})
-        if keys is None:
-            raise Wait  # another peer's key for that draw has not arrived here yet
-        return self._open(pos, keys, peer, frame)
-
-    def _open(self, pos: int, keys: list[bytes], peer: _Peer | None, frame: bytes) -> int:
-        """Unmask ``pos``. With every pass proven and every key checked the point is always
-        a card not seen elsewhere; if not, the proofs failed us: name who sent the keys."""
-        assert self.deck is not None and self.game is not None
-        card = self.deck.open(pos, keys)
-        g = self.game
-        if card is None or (g.pos_of[card] >= 0 and g.pos_of[card] != pos):
-            sender = peer.key if peer is not None else b""
-            what = "no card" if card is None else f"{CARD_TEXT[card]}, seen twice"
-            raise Violation(v.BAD_CARD, sender, f"position {pos} opened to {what}", (frame,))
-        return card
-
-    def _publish(self, seat: int, pos: int, card: int, key: bytes, frame: bytes) -> None:
-        """``seat`` showed ``card`` at ``pos`` with its key: everyone knows it now; a D3
-        denial it refutes is a verdict (claims.py)."""
-        g = self.game
-        assert g is not None and self.deck is not None
-        if g.face[pos] < 0:
-            g.reveal(pos, card)
-        self.deck.add_key(seat, pos, key)
-        denial = self.claim_book.shown(pos, card)
-        if denial is not None:
-            self._mark_shown(seat, card)
-            raise Violation(
-                v.FALSE_CLAIM,
-                self.seats[denial.seat],
-                f"said it had no {CARD_TEXT[denial.card]} (D3), then showed it from "
-                f"position {pos}, which it held then",
-                (denial.frame, frame),
-            )
-
-    def _mark_shown(self, seat: int, card: int) -> None:
-        """A card shown with its key that stays in the hand (a disclosure, a refuted
-        denial) is public from now on, like a card taken from the table."""
-        g = self.game
-        assert g is not None
-        if g.hands[seat] >> card & 1:
-            g.shown[seat] |= 1 << card
-
-    def _learn_faces(self, peer: _Peer | None, frame: bytes) -> None:
-        """Unmask every position whose keys are all here and whose face this peer may see."""
-        g = self.game
-        deck = self.deck
-        assert g is not None and deck is not None
-        for pos, target in list(self.want_face.items()):
-            mine = {self.my_seat: deck.my_key(pos)} if target == self.my_seat >= 0 else None
-            keys = deck.keys_for(pos, mine)
-            if keys is None:
-                continue
-            card = self._open(pos, keys, peer, frame)
-            del self.want_face[pos]
-            if g.face[pos] < 0:
-                g.reveal(pos, card)
-            if target == -1:
-                self.claim_book.seen.add(card)
-        self._after_engine_step(learn=False)
-
     def _after_engine_step(self, learn: bool = True) -> None:
         g = self.game
-        deck = self.deck
-        assert g is not None and deck is not None
-        me = self.my_seat
-        mine: dict[int, bytes] = {}
-        for pos, target in g.take_reveal_requests():
-            for s in range(len(self.seats)):
-                if s != target and (s, pos) not in deck.keys:
-                    self.owed[(s, pos)] = 0.0
-            if target == -1 or target == me:
-                self.want_face[pos] = target
-            if not self.is_observer and target != me and (me, pos) not in deck.keys:
-                mine[pos] = deck.my_key(pos)
-        if mine:
-            self._send(m.KEYS, {"keys": [[pos, key] for pos, key in sorted(mine.items())]})
+        assert g is not None
+        self.reveals.request()
         if learn and self.want_face:
-            self._learn_faces(None, b"")
+            self.reveals.learn_faces(None, b"")
+            self._after_engine_step(learn=False)
         if g.awaiting_lowest_trump and self.claim_rank < 0:
             self.claim_rank = g.rules.lowest_rank
             self.claims = {}
@@ -1195,7 +1047,7 @@ class PeerSession:
         """The game is over: settle pending D3 denials by disclosure, then the result."""
         g = self.game
         assert g is not None
-        held = {s: self._face_down(s) for s in range(len(self.seats))}
+        held = {s: self.reveals.face_down(s) for s in range(len(self.seats))}
         self.disclosures = self.claim_book.due(held)
         self.stage = DISCLOSE
         if not self.is_observer and self.my_seat in self.disclosures and self.deck is not None:

@@ -1,0 +1,104 @@
+"""What a phase of the game gets from the session that routes frames to it.
+
+:class:`~.session.PeerSession` checks a frame's envelope, puts each sender's messages in
+order and hands every message to the phase that handles its kind in the current stage (the
+table in :mod:`.stages`). A phase (:mod:`.seating`, :mod:`.reveals`, :mod:`.play_phase`)
+answers in one of three ways: it applies the message, it raises :class:`Wait` (the message
+arrived early: it stays queued), or it raises :class:`Violation` (a verdict naming the
+sender). What a phase may read or do of the session is :class:`Host`, and nothing else, so
+a phase never imports the session (no import circle) and can be read on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from . import verdict as v
+from .ordering import SenderLog
+
+if TYPE_CHECKING:
+    from ..engine import Game
+    from .config import TableConfig
+    from .deck_phase import DeckPhase
+
+
+class Wait(Exception):
+    """The message cannot apply yet: keep it in its sender's queue."""
+
+
+class Violation(Exception):
+    """A signed message broke a rule: the session stops with a verdict."""
+
+    def __init__(self, kind: str, sender: bytes, reason: str, evidence: Sequence[bytes] = ()):
+        super().__init__(reason)
+        self.kind = kind
+        self.sender = sender
+        self.reason = reason
+        self.evidence = tuple(evidence)
+
+
+@dataclass
+class Peer(SenderLog):
+    """One roster member: its order (:class:`~.ordering.SenderLog`) and what it said."""
+
+    key: bytes = b""
+    index: int = 0
+    name: str = ""
+    nonce: bytes = b""
+    seat_commit: bytes = b""
+    seat_secret: bytes = b""
+    result: tuple[bytes, tuple[int, ...]] | None = None
+    heard_at: float = 0.0  # when its last message applied here (this peer's clock)
+
+
+class Host(Protocol):
+    """The session as its phases see it: the table, the stage, and the way out.
+
+    ``_send`` signs a message as this peer, applies it here at once (so the transcript keeps
+    cause before effect) and queues it for every other peer; ``_send_claim`` sends this peer's
+    D3 claim for the round under way (the session's own method, so that a test can make a
+    lying client by replacing it); ``_out`` takes the events the session returns.
+    """
+
+    stage: int
+    transcript: list[bytes]
+    _out: list[v.Output]
+
+    @property
+    def config(self) -> TableConfig: ...
+
+    @property
+    def me(self) -> bytes: ...
+
+    @property
+    def peers(self) -> dict[bytes, Peer]: ...
+
+    @property
+    def is_observer(self) -> bool: ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def seats(self) -> list[bytes]: ...
+
+    @property
+    def seat_of(self) -> dict[bytes, int]: ...
+
+    @property
+    def my_seat(self) -> int: ...
+
+    @property
+    def dealer(self) -> int: ...
+
+    @property
+    def deck(self) -> DeckPhase | None: ...
+
+    @property
+    def game(self) -> Game | None: ...
+
+    def _send(self, kind: str, body: dict[str, Any]) -> None: ...
+
+    def _send_claim(self) -> None: ...
