@@ -73,6 +73,9 @@ class Host(Protocol):
     def me(self) -> bytes: ...
 
     @property
+    def roster(self) -> list[bytes]: ...
+
+    @property
     def peers(self) -> dict[bytes, Peer]: ...
 
     @property

@@ -33,27 +33,51 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..cards import CARD_TEXT
 from ..crypto import deck as mp
 from ..crypto.identity import Identity, is_acceptable_public_key, verify
-from ..engine import Game, IllegalMove, Move, new_hidden_game, parse_move
+from ..engine import Game, IllegalMove, Move, parse_move
 from ..engine.errors import RevealError
-from ..engine.moves import ATTACK, BEG, EXCHANGE, KILL, SELF, TRANSFER, TRANSFER_SHOW
 from . import messages as m
 from . import verdict as v
-from .claims import ClaimBook, Denial
+from .claims import ClaimBook
 from .config import TableConfig, game_id, table_id
 from .deck_phase import STAGE_PASS1, DeckPhase
 from .frames import FrameError, encode_frame, open_frame
 from .ordering import WINDOW
 from .phase import Peer, Violation, Wait
-from .reveals import Reveals
+from .play_phase import PlayPhase, transcript_digest
+from .play_phase import hand_cards as _hand_cards  # noqa: F401 - the attack tests' import
+from .stages import (
+    DISCLOSE,
+    DONE,
+    HELLO,
+    PLAY,
+    RESULT,
+    SEAT,
+    SHUFFLE1,
+    SHUFFLE2,
+    STAGES,
+    STOPPED,
+)
 
-__all__ = ["WINDOW", "LocalError", "PeerSession", "drbg", "transcript_digest"]
+__all__ = [
+    "DISCLOSE",
+    "DONE",
+    "HELLO",
+    "PLAY",
+    "RESULT",
+    "SEAT",
+    "SHUFFLE1",
+    "SHUFFLE2",
+    "STAGES",
+    "STOPPED",
+    "WINDOW",
+    "LocalError",
+    "PeerSession",
+    "drbg",
+    "transcript_digest",
+]
 
-STAGES = ("hello", "seat", "shuffle1", "shuffle2", "play", "disclose", "result", "done")
-HELLO, SEAT, SHUFFLE1, SHUFFLE2, PLAY, DISCLOSE, RESULT, DONE = range(8)
-STOPPED = 8
 
 RESEND = 32  # frames sent again to a stuck peer, at most, per sender and per wait
 LIMBO_FRAMES = 64  # frames held before the game id is known (hellos still missing)
@@ -67,15 +91,6 @@ class LocalError(ValueError):
 
 # Failures of a check on a sender's data: each becomes a verdict naming that sender.
 _REMOTE_FAULTS = (mp.DeckError, RevealError, IllegalMove, m.MessageError)
-
-
-def transcript_digest(frames: Sequence[bytes]) -> bytes:
-    """The hash a peer signs in its result: every frame it processed, in order."""
-    h = hashlib.sha256(b"moska-p2p/transcript\n")
-    for frame in frames:
-        h.update(struct.pack(">I", len(frame)))
-        h.update(frame)
-    return h.digest()
 
 
 class PeerSession:
@@ -140,17 +155,7 @@ class PeerSession:
         self._nonce = self._rng(32)
         self._seat_secret = self._rng(32)
         self._seed = self._rng(32)
-        # Game
-        self.game: Game | None = None
-        self.moves: list[tuple[int, str]] = []
-        self._past_states: set[str] = set()
-        self.claim_rank = -1
-        self.claims: dict[int, tuple[int, int] | None] = {}  # seat -> (position, card)
-        self.claim_book = ClaimBook()
-        self.reveals = Reveals(self, self.claim_book)
-        self.disclosures: dict[int, set[int]] = {}  # seat -> positions it must disclose
-        self.final_hash = ""
-        self.losers: tuple[int, ...] = ()
+        self.play_phase = PlayPhase(self)
 
     # ------------------------------------------------------------------ public API
 
@@ -173,15 +178,40 @@ class PeerSession:
             and not g.hidden[self.my_seat]
         )
 
+    # What the play phase holds (play_phase.py), read here by drivers, tools and tests.
+
     @property
-    def owed(self) -> dict[tuple[int, int], float]:
-        """The keys each seat owes, by (seat, position)."""
-        return self.reveals.owed
+    def game(self) -> Game | None:
+        return self.play_phase.game
+
+    @property
+    def moves(self) -> list[tuple[int, str]]:
+        return self.play_phase.moves
+
+    @property
+    def final_hash(self) -> str:
+        return self.play_phase.final_hash
+
+    @property
+    def losers(self) -> tuple[int, ...]:
+        """The game's losers: from the result, or the culprits of the verdict."""
+        return self.play_phase.losers
+
+    @property
+    def claim_rank(self) -> int:
+        return self.play_phase.claim_rank
+
+    @property
+    def claims(self) -> dict[int, tuple[int, int] | None]:
+        return self.play_phase.claims
+
+    @property
+    def claim_book(self) -> ClaimBook:
+        return self.play_phase.claim_book
 
     @property
     def want_face(self) -> dict[int, int]:
-        """The faces this peer waits to see: position -> -1 (public) or its own seat."""
-        return self.reveals.want_face
+        return self.play_phase.reveals.want_face
 
     @property
     def keys(self) -> dict[tuple[int, int], bytes]:
@@ -258,16 +288,7 @@ class PeerSession:
         parsed = parse_move(move) if isinstance(move, str) else move
         trial = g.copy()
         trial.play(parsed)  # raises IllegalMove: nothing is sent
-        seat = self.my_seat
-        cards = []
-        for card in _hand_cards(g, parsed):
-            if not g.shown[seat] >> card & 1:
-                pos = g.pos_of[card]
-                cards.append([pos, self.deck.my_key(pos)])
-        self._send(
-            m.MOVE,
-            {"move": str(parsed), "state": bytes.fromhex(g.state_hash()), "cards": cards},
-        )
+        self._send(m.MOVE, self.play_phase.move_body(parsed))
         self._pump(now)
         return self._drain()
 
@@ -418,19 +439,7 @@ class PeerSession:
         if stage in (SHUFFLE1, SHUFFLE2) and self.deck is not None:
             turn = self.deck.next_turn()
             return [self.seats[turn[1]]] if turn is not None else []
-        if stage == PLAY:
-            owing = {seat for seat, _ in self.owed}
-            g = self.game
-            if g is not None and g.to_act_seat >= 0 and not owing:
-                owing.add(g.to_act_seat)
-            if g is not None and g.awaiting_lowest_trump:
-                owing |= {s for s in range(len(self.seats)) if s not in self.claims}
-            return [self.seats[s] for s in sorted(owing)]
-        if stage == DISCLOSE:
-            return [self.seats[s] for s in sorted(self.disclosures)]
-        if stage == RESULT:
-            return [k for k in self.roster if self.peers[k].result is None]
-        return []
+        return self.play_phase.waiting_on()
 
     # ------------------------------------------------------------------ machinery
 
@@ -681,7 +690,7 @@ class PeerSession:
         """Stop the game. The culprits forfeit it (they are its losers), and this peer signs
         its verdict so the transcript ends with what it concluded and why."""
         self.verdict = verdict
-        self.losers = tuple(s for s in verdict.seats if s >= 0)
+        self.play_phase.losers = tuple(s for s in verdict.seats if s >= 0)
         me = self.peers.get(self.me)
         # Before every hello is in there is no game id: the verdict is then signed for the
         # table (its second message, right after its hello), so a table that ends before its
@@ -714,7 +723,15 @@ class PeerSession:
         at = len(self.transcript)
         self.transcript.append(frame)
         try:
-            getattr(self, "_on_" + msg.type)(peer, msg, frame)
+            play = self.play_phase
+            handler = {
+                m.KEYS: play.on_keys,
+                m.MOVE: play.on_move,
+                m.CLAIM: play.on_claim,
+                m.DISCLOSE: play.on_disclose,
+                m.RESULT: play.on_result,
+            }.get(msg.type) or getattr(self, "_on_" + msg.type)
+            handler(peer, msg, frame)
         except Wait:
             del self.transcript[at]
             raise
@@ -809,133 +826,6 @@ class PeerSession:
 
     # -- play
 
-    def _on_keys(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        if self.stage != PLAY or self.game is None or self.deck is None:
-            raise Wait  # before the deal
-        self.reveals.take_keys(peer, msg, frame)
-        self._after_engine_step(learn=False)
-
-    def _on_move(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        g = self.game
-        if self.stage != PLAY or g is None:
-            raise Wait  # before the deal
-        state = msg.body["state"].hex()
-        current = g.state_hash()
-        if state != current:
-            if state in self._past_states:
-                raise Violation(
-                    v.OUT_OF_TURN, peer.key, "a move for a state already past", (frame,)
-                )
-            raise Wait  # a state this peer has not reached yet
-        seat = self.seat_of[peer.key]
-        if g.to_act_seat != seat:
-            raise Violation(
-                v.OUT_OF_TURN,
-                peer.key,
-                f"moved out of turn (seat {g.to_act_seat} is to act)",
-                (frame,),
-            )
-        try:
-            move = parse_move(msg.body["move"])
-        except ValueError as error:
-            raise Violation(v.ILLEGAL_MOVE, peer.key, str(error), (frame,)) from None
-        named = set(_hand_cards(g, move))
-        shown = []
-        for pos, key in msg.body["cards"]:
-            card = self.reveals.shown_card(peer, seat, pos, key, frame, v.ILLEGAL_MOVE)
-            if card not in named:
-                raise Violation(
-                    v.ILLEGAL_MOVE,
-                    peer.key,
-                    f"position {pos} holds {CARD_TEXT[card]}, which the move does not name",
-                    (frame,),
-                )
-            shown.append((pos, card, key))
-        trial = g.copy()
-        for pos, card, _ in shown:
-            trial.reveal(pos, card)
-        try:
-            trial.play(move, seat=seat)
-        except IllegalMove as error:
-            raise Violation(v.ILLEGAL_MOVE, peer.key, f"{move}: {error}", (frame,)) from None
-        for pos, card, key in shown:
-            self.reveals.publish(seat, pos, card, key, frame)
-        self._past_states.add(current)
-        g.play(move, seat=seat)
-        self.moves.append((seat, str(move)))
-        self._out.append(v.Moved(seat, str(move)))
-        self._after_engine_step()
-
-    def _on_claim(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        g = self.game
-        if self.stage != PLAY or g is None or not g.awaiting_lowest_trump:
-            raise Wait
-        rank = msg.body["rank"]
-        seat = self.seat_of[peer.key]
-        if rank > self.claim_rank or seat in self.claims:
-            raise Wait
-        if rank < self.claim_rank:
-            raise Violation(v.PROTOCOL, peer.key, "a claim for a past round", (frame,))
-        wanted = rank * 4 + g.trump
-        card = msg.body["card"]
-        if card is None:
-            # D3 "none": checked later, from what the rules show anyway (claims.py).
-            held = frozenset(self.reveals.face_down(seat))
-            self.claim_book.deny(Denial(rank, seat, wanted, held, frame))
-            self.claims[seat] = None
-        else:
-            pos, key = card
-            face = self.reveals.shown_card(peer, seat, pos, key, frame, v.FALSE_CLAIM)
-            if face != wanted:
-                raise Violation(
-                    v.FALSE_CLAIM,
-                    peer.key,
-                    f"claimed {CARD_TEXT[wanted]} but showed {CARD_TEXT[face]} (D3)",
-                    (frame,),
-                )
-            self.claims[seat] = (pos, face)
-            self.reveals.publish(seat, pos, face, key, frame)
-        self._resolve_claims()
-
-    def _on_disclose(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        if self.stage != DISCLOSE:
-            if self.stage < DISCLOSE:
-                raise Wait
-            raise Violation(v.PROTOCOL, peer.key, "a disclosure nobody asked for", (frame,))
-        seat = self.seat_of[peer.key]
-        due = self.disclosures.get(seat)
-        pairs = dict(msg.body["keys"])
-        if due is None or set(pairs) != due or len(pairs) != len(msg.body["keys"]):
-            raise Violation(
-                v.PROTOCOL,
-                peer.key,
-                f"disclosed positions {sorted(pairs)}, not the ones due: {sorted(due or ())}",
-                (frame,),
-            )
-        for pos, key in sorted(pairs.items()):
-            card = self.reveals.shown_card(peer, seat, pos, key, frame, v.FALSE_CLAIM)
-            self.reveals.publish(seat, pos, card, key, frame)
-            self.reveals.mark_shown(seat, card)
-        del self.disclosures[seat]
-
-    def _on_result(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        if self.stage != RESULT:
-            if self.stage < RESULT:
-                raise Wait
-            raise Violation(v.PROTOCOL, peer.key, "a second result", (frame,))
-        if peer.result is not None:
-            raise Violation(v.PROTOCOL, peer.key, "a second result", (frame,))
-        state = msg.body["state"].hex()
-        losers = tuple(msg.body["losers"])
-        if state != self.final_hash or losers != self.losers:
-            raise Violation(
-                v.DISAGREEMENT, peer.key, "its result differs from this peer's", (frame,)
-            )
-        before = self.transcript[: self.transcript.index(frame)]
-        if peer.key == self.me and msg.body["transcript"] != transcript_digest(before):
-            raise Violation(v.PROTOCOL, peer.key, "its transcript hash is wrong", (frame,))
-        peer.result = (msg.body["transcript"], losers)
-
     def _on_wait(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """Nothing to apply: its heads did their work when it arrived (_compare_heads)."""
 
@@ -996,82 +886,10 @@ class PeerSession:
         peer = self.peers.get(msg.sender)
         return peer is not None and msg.seq in peer.inbox and msg.seq not in peer.accepted
 
-    def _after_engine_step(self, learn: bool = True) -> None:
-        g = self.game
-        assert g is not None
-        self.reveals.request()
-        if learn and self.want_face:
-            self.reveals.learn_faces(None, b"")
-            self._after_engine_step(learn=False)
-        if g.awaiting_lowest_trump and self.claim_rank < 0:
-            self.claim_rank = g.rules.lowest_rank
-            self.claims = {}
-            self._send_claim()
-        if g.is_over and self.stage == PLAY and not self.owed:
-            self._end_of_play()
-
     def _send_claim(self) -> None:
-        g = self.game
-        if self.is_observer or g is None or self.deck is None:
-            return
-        me = self.my_seat
-        card = self.claim_rank * 4 + g.trump
-        body: Any = None
-        if g.hands[me] >> card & 1:
-            pos = g.pos_of[card]
-            body = [pos, self.deck.my_key(pos)]
-        self._send(m.CLAIM, {"rank": self.claim_rank, "card": body})
-
-    def _resolve_claims(self) -> None:
-        g = self.game
-        assert g is not None
-        if len(self.claims) < len(self.seats):
-            return
-        shown = [(s, c) for s, c in sorted(self.claims.items()) if c is not None]
-        if shown:
-            _, (pos, _card) = shown[0]
-            g.declare_lowest_trump(pos)
-        elif self.claim_rank >= 12:
-            g.declare_lowest_trump(None)
-        else:
-            self.claim_rank += 1
-            self.claims = {}
-            self._send_claim()
-            return
-        self.claim_rank = -1
-        self._after_engine_step()
-
-    # ---------------------------------------------------------------- the end
-
-    def _end_of_play(self) -> None:
-        """The game is over: settle pending D3 denials by disclosure, then the result."""
-        g = self.game
-        assert g is not None
-        held = {s: self.reveals.face_down(s) for s in range(len(self.seats))}
-        self.disclosures = self.claim_book.due(held)
-        self.stage = DISCLOSE
-        if not self.is_observer and self.my_seat in self.disclosures and self.deck is not None:
-            due = sorted(self.disclosures[self.my_seat])
-            self._send(m.DISCLOSE, {"keys": [[pos, self.deck.my_key(pos)] for pos in due]})
-
-    def _send_result(self) -> None:
-        g = self.game
-        assert g is not None
-        self.final_hash = g.state_hash()
-        self.losers = tuple(g.losers)
-        self.stage = RESULT
-        if not self.is_observer:
-            self._send(
-                m.RESULT,
-                {
-                    "state": bytes.fromhex(self.final_hash),
-                    "losers": list(self.losers),
-                    "transcript": transcript_digest(self.transcript),
-                },
-            )
-
-    def _options(self) -> dict[str, Any]:
-        return dict(self.config.options)
+        """This peer's D3 claim for the round under way (a method of the session, so that a
+        test can make a lying client by replacing it)."""
+        self.play_phase.send_claim()
 
     # ---------------------------------------------------------------- stage changes
 
@@ -1102,31 +920,15 @@ class PeerSession:
         if stage in (SHUFFLE1, SHUFFLE2) and self.deck is not None:
             turn = self.deck.next_turn()
             if turn is None:
-                self.stage = PLAY
-                self.game = new_hidden_game(
-                    self.config.preset,
-                    len(self.seats),
-                    dealer=self.dealer,
-                    first_game=self.config.game == 1,  # D3: only a session's first game
-                    **self._options(),
-                )
-                self._after_engine_step()
+                self.play_phase.deal()
                 return True
             if stage == SHUFFLE1 and turn[0] != STAGE_PASS1:
                 self.stage = SHUFFLE2
                 self._my_pass()
                 return True
             return self._my_pass()
-        if stage == PLAY and self.game is not None and self.game.is_over and not self.owed:
-            self._end_of_play()
-            return True
-        if stage == DISCLOSE and not self.disclosures:
-            self._send_result()
-            return True
-        if stage == RESULT and all(p.result is not None for p in self.peers.values()):
-            self.stage = DONE
-            self._out.append(v.Finished(self.losers, self.final_hash))
-            return True
+        if stage >= PLAY:
+            return self.play_phase.advance()
         return False
 
 
@@ -1168,17 +970,3 @@ def _hash(*parts: bytes) -> bytes:
         h.update(struct.pack(">I", len(part)))
         h.update(part)
     return h.digest()
-
-
-def _hand_cards(g: Game, move: Move) -> list[int]:
-    """The cards a move takes from the mover's hand (their faces are shown with it)."""
-    kind, cards = move
-    if kind == KILL:
-        return [] if cards[1] == g.turned else [cards[1]]
-    if kind in (ATTACK, SELF, TRANSFER, TRANSFER_SHOW):
-        return list(cards)
-    if kind == BEG:
-        return [cards[1]]
-    if kind == EXCHANGE:
-        return [g.rules.lowest_rank * 4 + g.trump]
-    return []
