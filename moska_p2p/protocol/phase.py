@@ -56,15 +56,20 @@ class Peer(SenderLog):
 class Host(Protocol):
     """The session as its phases see it: the table, the stage, and the way out.
 
-    ``_send`` signs a message as this peer, applies it here at once (so the transcript keeps
-    cause before effect) and queues it for every other peer; ``_send_claim`` sends this peer's
-    D3 claim for the round under way (the session's own method, so that a test can make a
-    lying client by replacing it); ``_out`` takes the events the session returns.
+    ``_begin_game`` sets the game id once every hello is in (and admits the frames that
+    came before it); ``_send`` signs a message as this peer, applies it here at once (so the
+    transcript keeps cause before effect) and queues it for every other peer; ``_send_claim``
+    sends this peer's D3 claim for the round under way (the session's own method, so that a
+    test can make a lying client by replacing it); ``_out`` takes the events the session
+    returns.
     """
 
     stage: int
     transcript: list[bytes]
     _out: list[v.Output]
+
+    @property
+    def game_id(self) -> bytes | None: ...
 
     @property
     def config(self) -> TableConfig: ...
@@ -102,6 +107,22 @@ class Host(Protocol):
     @property
     def game(self) -> Game | None: ...
 
+    def _begin_game(self, game_id: bytes) -> None: ...
+
     def _send(self, kind: str, body: dict[str, Any]) -> None: ...
 
     def _send_claim(self) -> None: ...
+
+
+class Phase(Protocol):
+    """A phase of the game: a small state machine over its stages (:mod:`.stages`)."""
+
+    def begin(self) -> None:
+        """Enter the phase's first stage: send what this peer owes there."""
+
+    def advance(self) -> bool:
+        """Move on when every peer has done its part: to the phase's next stage, or out of
+        the phase (the session then begins the next one). Whether the stage changed."""
+
+    def waiting_on(self) -> list[bytes]:
+        """The peers whose messages the current stage waits for."""

@@ -73,10 +73,9 @@ class PlayPhase:
 
     # ------------------------------------------------------------------ the stages
 
-    def deal(self) -> None:
+    def begin(self) -> None:
         """Every pass is in: the engine deals (its reveal requests start the key releases)."""
         host = self.host
-        host.stage = PLAY
         self.game = new_hidden_game(
             host.config.preset,
             len(host.seats),

@@ -40,24 +40,36 @@ from ..engine.errors import RevealError
 from . import messages as m
 from . import verdict as v
 from .claims import ClaimBook
-from .config import TableConfig, game_id, table_id
-from .deck_phase import STAGE_PASS1, DeckPhase
+from .config import TableConfig, table_id
+from .deck_phase import DeckPhase
 from .frames import FrameError, encode_frame, open_frame
 from .ordering import WINDOW
-from .phase import Peer, Violation, Wait
+from .phase import Peer, Phase, Violation, Wait
 from .play_phase import PlayPhase, transcript_digest
 from .play_phase import hand_cards as _hand_cards  # noqa: F401 - the attack tests' import
+from .seating import Seating
+from .seating import length_prefixed_hash as _hash  # noqa: F401 - the vector scripts' import
+from .seating import seat_commitment as _seat_commitment  # noqa: F401 - the same
+from .shuffling import Shuffling
 from .stages import (
+    APPLY,
     DISCLOSE,
     DONE,
     HELLO,
+    IGNORE,
+    PHASE,
     PLAY,
+    PLAYING,
     RESULT,
     SEAT,
+    SEATING,
     SHUFFLE1,
     SHUFFLE2,
+    SHUFFLING,
     STAGES,
     STOPPED,
+    WAIT,
+    rule,
 )
 
 __all__ = [
@@ -144,18 +156,34 @@ class PeerSession:
         self.max_tick_gap: float | None = None
         """Set by a driver that ticks regularly: a longer gap between two ticks means this
         peer was suspended, and the silence it did not watch is not held against anyone."""
-        # Seating
-        self.seats: list[bytes] = []
-        self.seat_of: dict[bytes, int] = {}
-        self.dealer = -1
-        # Deck
         self.size = 52 - 4 * config_rules(config).lowest_rank
         self.cards = list(range(52 - self.size, 52))
-        self.deck: DeckPhase | None = None
         self._nonce = self._rng(32)
         self._seat_secret = self._rng(32)
         self._seed = self._rng(32)
-        self.play_phase = PlayPhase(self)
+        # The phases, each a state machine over its stages (stages.py), and who handles what.
+        self.seating = Seating(self, self.table_id, name, self._nonce, self._seat_secret)
+        self.shuffling = Shuffling(self, self._seed, self.cards)
+        self.play_phase = play = PlayPhase(self)
+        self._phases: dict[str, Phase] = {
+            SEATING: self.seating,
+            SHUFFLING: self.shuffling,
+            PLAYING: play,
+        }
+        self._handlers: dict[str, Callable[[Peer, m.Message, bytes], None]] = {
+            m.HELLO: self.seating.on_hello,
+            m.SEAT: self.seating.on_seat,
+            m.SHUFFLE1: self.shuffling.on_shuffle1,
+            m.SHUFFLE2: self.shuffling.on_shuffle2,
+            m.KEYS: play.on_keys,
+            m.MOVE: play.on_move,
+            m.CLAIM: play.on_claim,
+            m.DISCLOSE: play.on_disclose,
+            m.RESULT: play.on_result,
+            m.WAIT: self._on_wait,
+            m.LEAVE: self._on_leave,
+            m.VERDICT: self._on_verdict,
+        }
 
     # ------------------------------------------------------------------ public API
 
@@ -178,7 +206,24 @@ class PeerSession:
             and not g.hidden[self.my_seat]
         )
 
-    # What the play phase holds (play_phase.py), read here by drivers, tools and tests.
+    # What the phases hold, read here by drivers, tools and tests.
+
+    @property
+    def seats(self) -> list[bytes]:
+        """The public key of each seat (empty until every seat secret is in)."""
+        return self.seating.seats
+
+    @property
+    def seat_of(self) -> dict[bytes, int]:
+        return self.seating.seat_of
+
+    @property
+    def dealer(self) -> int:
+        return self.seating.dealer
+
+    @property
+    def deck(self) -> DeckPhase | None:
+        return self.shuffling.deck
 
     @property
     def game(self) -> Game | None:
@@ -231,16 +276,7 @@ class PeerSession:
         if self.peers[self.me].next_seq:
             raise LocalError("the session has started already")
         self.last_progress = now
-        self._send(
-            m.HELLO,
-            {
-                "name": self.name[: m.MAX_NAME],
-                "nonce": self._nonce,
-                "seat_commit": _seat_commitment(self.table_id, self.me, self._seat_secret),
-                "config": self.config.to_wire(),
-                "roster": self.roster,
-            },
-        )
+        self.seating.begin()
         self._pump(now)
         return self._drain()
 
@@ -431,15 +467,8 @@ class PeerSession:
             # Their heads name a message nobody has shown here: an honest one shows it at
             # once (it answers this peer's copy with the equivocation's proof).
             return held_back
-        stage = self.stage
-        if stage == HELLO:
-            return [k for k in self.roster if not self.peers[k].nonce]
-        if stage == SEAT:
-            return [k for k in self.roster if not self.peers[k].seat_secret]
-        if stage in (SHUFFLE1, SHUFFLE2) and self.deck is not None:
-            turn = self.deck.next_turn()
-            return [self.seats[turn[1]]] if turn is not None else []
-        return self.play_phase.waiting_on()
+        phase = self._phases.get(PHASE[self.stage])
+        return phase.waiting_on() if phase is not None else []
 
     # ------------------------------------------------------------------ machinery
 
@@ -723,108 +752,31 @@ class PeerSession:
         at = len(self.transcript)
         self.transcript.append(frame)
         try:
-            play = self.play_phase
-            handler = {
-                m.KEYS: play.on_keys,
-                m.MOVE: play.on_move,
-                m.CLAIM: play.on_claim,
-                m.DISCLOSE: play.on_disclose,
-                m.RESULT: play.on_result,
-            }.get(msg.type) or getattr(self, "_on_" + msg.type)
-            handler(peer, msg, frame)
+            self._route(peer, msg, frame)
         except Wait:
             del self.transcript[at]
             raise
 
-    # -- seating
-
-    def _on_hello(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        if msg.seq != 0 or peer.nonce:
-            raise Violation(v.PROTOCOL, peer.key, "a second hello", (frame,))
-        body = msg.body
-        try:
-            config = TableConfig.from_wire(body["config"])
-        except (ValueError, TypeError) as error:
-            raise Violation(
-                v.DISAGREEMENT, peer.key, f"bad table settings: {error}", (frame,)
-            ) from None
-        if config != self.config or list(body["roster"]) != self.roster:
-            raise Violation(
-                v.DISAGREEMENT, peer.key, "does not agree on the table settings", (frame,)
-            )
-        peer.name = body["name"]
-        peer.nonce = body["nonce"]
-        peer.seat_commit = body["seat_commit"]
-
-    def _on_seat(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        if self.stage < SEAT:
+    def _route(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
+        """Hand a message to its handler, as the stage table says (stages.TABLE): a message
+        of a kind this stage does not take waits (early) or is refused (too late)."""
+        what = rule(self.stage, msg.type)
+        if what == WAIT:
             raise Wait
-        if peer.seat_secret:
-            raise Violation(v.PROTOCOL, peer.key, "a second seat secret", (frame,))
-        secret = msg.body["secret"]
-        if _seat_commitment(self.table_id, peer.key, secret) != peer.seat_commit:
-            raise Violation(
-                v.PROTOCOL, peer.key, "seat secret does not match its commitment", (frame,)
-            )
-        peer.seat_secret = secret
+        if what == APPLY:
+            self._handlers[msg.type](peer, msg, frame)
+        elif what != IGNORE:
+            raise Violation(v.PROTOCOL, peer.key, what, (frame,))
 
-    def _draw_seats(self) -> None:
-        """Seats and dealer from every peer's revealed secret (commit, then reveal)."""
-        joint = hashlib.sha256(b"moska-p2p/joint")
-        for key in self.roster:
-            joint.update(self.peers[key].seat_secret)
-        shared = joint.digest()
-        self.seats = sorted(self.roster, key=lambda k: _hash(shared, k))
-        # M2: the first dealer is drawn from the shared randomness.
-        self.dealer = int.from_bytes(_hash(b"moska-p2p/dealer", shared), "big") % len(self.seats)
-        if self.config.seating:  # a session's later game (M24): its seats, the loser deals
-            self.seats, self.dealer = list(self.config.seating), self.config.dealer
-        self.seat_of = {k: s for s, k in enumerate(self.seats)}
-        assert self.game_id is not None
-        self._out.append(v.Seated(tuple(self.seats), self.dealer, self.game_id))
+    def _begin_game(self, game_id: bytes) -> None:
+        """Every hello is in: the game id is known, and the frames that came before it are
+        admitted now."""
+        self.game_id = game_id
+        limbo, self._limbo = self._limbo, []
+        for msg, frame in limbo:
+            self._admit(msg, frame)
 
-    # -- the deck
-
-    def _on_shuffle1(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        self._deck_step(peer, SHUFFLE1, msg, frame)
-
-    def _on_shuffle2(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        self._deck_step(peer, SHUFFLE2, msg, frame)
-
-    def _deck_step(self, peer: Peer, stage: int, msg: m.Message, frame: bytes) -> None:
-        """Passes go in seat order: a later seat's pass waits for the earlier ones; each is
-        checked against its proof before anything builds on it."""
-        deck = self.deck
-        if self.stage < stage or deck is None:
-            raise Wait
-        turn = deck.next_turn()
-        seat = self.seat_of[peer.key]
-        if self.stage == stage and turn is not None and seat > turn[1]:
-            raise Wait
-        if self.stage != stage or turn is None or turn[1] != seat:
-            raise Violation(v.PROTOCOL, peer.key, "a shuffle pass out of its turn", (frame,))
-        try:
-            if stage == SHUFFLE1:
-                deck.accept_pass1(seat, dict(msg.body))
-            else:
-                deck.accept_pass2(seat, dict(msg.body))
-        except mp.DeckError as error:
-            raise Violation(v.BAD_SHUFFLE, peer.key, f"a bad shuffle: {error}", (frame,)) from None
-
-    def _my_pass(self) -> bool:
-        deck = self.deck
-        if self.is_observer or deck is None:
-            return False
-        turn = deck.next_turn()
-        if turn is None or turn[1] != self.my_seat:
-            return False
-        if turn[0] == STAGE_PASS1:
-            self._send(m.SHUFFLE1, deck.make_pass1(self.my_seat))
-        else:
-            self._send(m.SHUFFLE2, deck.make_pass2(self.my_seat))
-        return True
-
-    # -- play
+    # -- the session's own messages, in every stage
 
     def _on_wait(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """Nothing to apply: its heads did their work when it arrived (_compare_heads)."""
@@ -894,42 +846,15 @@ class PeerSession:
     # ---------------------------------------------------------------- stage changes
 
     def _act(self) -> bool:
-        """Move to the next stage when every peer has spoken; send what this peer owes."""
-        stage = self.stage
-        if stage == HELLO and all(p.nonce for p in self.peers.values()):
-            self.game_id = game_id(self.table_id, [self.peers[k].nonce for k in self.roster])
-            self.stage = SEAT
-            limbo, self._limbo = self._limbo, []
-            for msg, frame in limbo:
-                self._admit(msg, frame)
-            if not self.is_observer:
-                self._send(m.SEAT, {"secret": self._seat_secret})
-            return True
-        if stage == SEAT and all(p.seat_secret for p in self.peers.values()):
-            self._draw_seats()
-            assert self.game_id is not None
-            secrets = None
-            if not self.is_observer:
-                secrets = mp.DeckSecrets.from_seed(
-                    self._seed, self.game_id, self.my_seat, self.size
-                )
-            self.deck = DeckPhase(self.game_id, len(self.seats), self.cards, secrets)
-            self.stage = SHUFFLE1
-            self._my_pass()
-            return True
-        if stage in (SHUFFLE1, SHUFFLE2) and self.deck is not None:
-            turn = self.deck.next_turn()
-            if turn is None:
-                self.play_phase.deal()
-                return True
-            if stage == SHUFFLE1 and turn[0] != STAGE_PASS1:
-                self.stage = SHUFFLE2
-                self._my_pass()
-                return True
-            return self._my_pass()
-        if stage >= PLAY:
-            return self.play_phase.advance()
-        return False
+        """Let the phase of this stage move on when every peer has done its part (sending
+        what this peer owes then); when it hands over to the next phase, that one begins."""
+        phase = self._phases.get(PHASE[self.stage])
+        if phase is None or not phase.advance():
+            return False
+        following = self._phases.get(PHASE[self.stage])
+        if following is not None and following is not phase:
+            following.begin()
+        return True
 
 
 def drbg(secret: bytes) -> Callable[[int], bytes]:
@@ -956,17 +881,3 @@ def config_rules(config: TableConfig) -> Any:
     from ..engine import make_rules
 
     return make_rules(config.preset, **dict(config.options))
-
-
-def _seat_commitment(table: bytes, sender: bytes, secret: bytes) -> bytes:
-    """The hello's commitment to the seat secret, bound to the table and the sender, so it
-    cannot be copied to another table or by another peer."""
-    return _hash(b"moska-p2p/v2/seat", table, sender, secret)
-
-
-def _hash(*parts: bytes) -> bytes:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(struct.pack(">I", len(part)))
-        h.update(part)
-    return h.digest()
