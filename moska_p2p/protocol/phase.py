@@ -1,12 +1,13 @@
 """What a phase of the game gets from the session that routes frames to it.
 
-:class:`~.session.PeerSession` checks a frame's envelope, puts each sender's messages in
-order and hands every message to the phase that handles its kind in the current stage (the
-table in :mod:`.stages`). A phase (:mod:`.seating`, :mod:`.reveals`, :mod:`.play_phase`)
-answers in one of three ways: it applies the message, it raises :class:`Wait` (the message
-arrived early: it stays queued), or it raises :class:`Violation` (a verdict naming the
-sender). What a phase may read or do of the session is :class:`Host`, and nothing else, so
-a phase never imports the session (no import circle) and can be read on its own.
+:class:`~.session.PeerSession` takes a frame in (:mod:`.intake`), puts each sender's messages
+in order and hands every message to the phase that handles its kind in the current stage (the
+table in :mod:`.stages`). A phase (:mod:`.seating`, :mod:`.shuffling`, :mod:`.play_phase` with
+:mod:`.reveals`) answers in one of three ways: it applies the message, it raises
+:class:`Wait` (the message arrived early: it stays queued), or it raises :class:`Violation`
+(a verdict naming the sender). What a phase may read or do of the session is :class:`Host`,
+and nothing else, so a phase never imports the session (no import circle) and can be read on
+its own.
 """
 
 from __future__ import annotations

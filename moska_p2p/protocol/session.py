@@ -5,16 +5,20 @@ clock: :meth:`receive` takes a frame's bytes, :meth:`play` a local move, :meth:`
 time; each returns a list of outputs (frames to send to every other peer, and events). The
 same class, with no identity, is the *observer* that ``moska verify`` runs over a transcript.
 
-The phases of a game (PROTOCOL.md v2), each a few handlers below:
+The session routes; the phases decide (PROTOCOL.md v2). A frame passes :mod:`.intake`
+(envelope, signature, game, equivocation, the sender's window) into its sender's order
+(:mod:`.ordering`, :mod:`.heads`); when its turn comes the stage table (:mod:`.stages`) says
+whether it applies, waits or comes too late, and hands it to the phase of the stage, each a
+small state machine of its own module:
 
-1. **seating**: ``hello`` (nonce, seat commitment), ``seat`` (the committed secret): the seats
-   and the dealer come from every secret together;
-2. **the deck** (:mod:`.deck_phase`): ``shuffle1`` and ``shuffle2`` in seat order, each
-   proven (a shuffle argument, a re-keying proof) and checked on arrival;
-3. **play**: ``keys`` (the releases a draw or a public reveal needs), ``move``, ``claim``
-   (RULES D3, settled by :mod:`.claims`);
-4. **disclosure**: at the end, only what a pending D3 denial needs (``disclose``);
-5. **result**: every peer signs the final state, the losers and its transcript's hash.
+1. **seating** (:mod:`.seating`): ``hello`` (nonce, seat commitment), ``seat`` (the secret):
+   the seats and the dealer come from every secret together;
+2. **the deck** (:mod:`.shuffling`, :mod:`.deck_phase`): ``shuffle1`` and ``shuffle2`` in
+   seat order, each proven (a shuffle argument, a re-keying proof) and checked on arrival;
+3. **play** (:mod:`.play_phase`, cards opened by :mod:`.reveals`): ``keys`` (the releases a
+   draw or a public reveal needs), ``move``, ``claim`` (RULES D3, settled by :mod:`.claims`);
+   at the end ``disclose`` (only what a pending D3 denial needs) and ``result`` (every peer
+   signs the final state, the losers and its transcript's hash).
 
 Every message is processed in its sender's sequence order; one that cannot apply yet waits in
 its sender's queue, inside a bounded window. A message that breaks a rule stops the session
@@ -29,20 +33,22 @@ from __future__ import annotations
 
 import hashlib
 import secrets as system_random
-import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..crypto import deck as mp
-from ..crypto.identity import Identity, is_acceptable_public_key, verify
-from ..engine import Game, IllegalMove, Move, parse_move
+from ..crypto.identity import Identity, is_acceptable_public_key
+from ..engine import Game, IllegalMove, Move, make_rules, parse_move
 from ..engine.errors import RevealError
 from . import messages as m
+from . import stages
 from . import verdict as v
 from .claims import ClaimBook
 from .config import TableConfig, table_id
 from .deck_phase import DeckPhase
 from .frames import FrameError, encode_frame, open_frame
+from .heads import Heads
+from .intake import LIMBO_FRAMES, Intake
 from .ordering import WINDOW
 from .phase import Peer, Phase, Violation, Wait
 from .play_phase import PlayPhase, transcript_digest
@@ -51,31 +57,13 @@ from .seating import Seating
 from .seating import length_prefixed_hash as _hash  # noqa: F401 - the vector scripts' import
 from .seating import seat_commitment as _seat_commitment  # noqa: F401 - the same
 from .shuffling import Shuffling
-from .stages import (
-    APPLY,
-    DISCLOSE,
-    DONE,
-    HELLO,
-    IGNORE,
-    PHASE,
-    PLAY,
-    PLAYING,
-    RESULT,
-    SEAT,
-    SEATING,
-    SHUFFLE1,
-    SHUFFLE2,
-    SHUFFLING,
-    STAGES,
-    STOPPED,
-    WAIT,
-    rule,
-)
+from .stages import DISCLOSE, DONE, HELLO, PLAY, RESULT, SEAT, SHUFFLE1, SHUFFLE2, STAGES, STOPPED
 
 __all__ = [
     "DISCLOSE",
     "DONE",
     "HELLO",
+    "LIMBO_FRAMES",
     "PLAY",
     "RESULT",
     "SEAT",
@@ -88,12 +76,7 @@ __all__ = [
     "PeerSession",
     "drbg",
     "transcript_digest",
-]
-
-
-RESEND = 32  # frames sent again to a stuck peer, at most, per sender and per wait
-LIMBO_FRAMES = 64  # frames held before the game id is known (hellos still missing)
-LIMBO_BYTES = 1 << 20
+]  # fmt: skip
 
 
 class LocalError(ValueError):
@@ -144,10 +127,8 @@ class PeerSession:
         self.name = name
         self._rng = rng or system_random.token_bytes
         self._out: list[v.Output] = []
-        self._seen: set[bytes] = set()
-        self._limbo: list[tuple[m.Message, bytes]] = []
-        self._relayed: set[tuple[bytes, int]] = set()
-        self._evidence_depth = 0
+        self.heads = Heads(self.roster, self.peers, self._out_frame, identity is not None)
+        self.intake = Intake(self)
         self.last_progress = now
         self._now = now
         self._clock: float | None = None
@@ -156,7 +137,7 @@ class PeerSession:
         self.max_tick_gap: float | None = None
         """Set by a driver that ticks regularly: a longer gap between two ticks means this
         peer was suspended, and the silence it did not watch is not held against anyone."""
-        self.size = 52 - 4 * config_rules(config).lowest_rank
+        self.size = 52 - 4 * make_rules(config.preset, **dict(config.options)).lowest_rank
         self.cards = list(range(52 - self.size, 52))
         self._nonce = self._rng(32)
         self._seat_secret = self._rng(32)
@@ -166,9 +147,9 @@ class PeerSession:
         self.shuffling = Shuffling(self, self._seed, self.cards)
         self.play_phase = play = PlayPhase(self)
         self._phases: dict[str, Phase] = {
-            SEATING: self.seating,
-            SHUFFLING: self.shuffling,
-            PLAYING: play,
+            stages.SEATING: self.seating,
+            stages.SHUFFLING: self.shuffling,
+            stages.PLAYING: play,
         }
         self._handlers: dict[str, Callable[[Peer, m.Message, bytes], None]] = {
             m.HELLO: self.seating.on_hello,
@@ -259,6 +240,14 @@ class PeerSession:
         return self.play_phase.reveals.want_face
 
     @property
+    def _seen(self) -> set[bytes]:
+        return self.intake.seen
+
+    @property
+    def _limbo(self) -> list[tuple[m.Message, bytes]]:
+        return self.intake.limbo
+
+    @property
     def keys(self) -> dict[tuple[int, int], bytes]:
         """Every key released so far, by (seat, position)."""
         return self.deck.keys if self.deck is not None else {}
@@ -286,34 +275,9 @@ class PeerSession:
         if self.stage in (DONE, STOPPED):
             return self._drain()  # the game is over: a late frame (a goodbye) changes nothing
         self._observe_clock(now)
-        self._ingest(frame)
+        self.intake.ingest(frame)
         self._pump(now)
         return self._drain()
-
-    def _ingest(self, frame: bytes) -> bool:
-        """Check a frame's envelope and signature and queue it; whether it was new."""
-        try:
-            if not isinstance(frame, bytes) or len(frame) < 4:
-                raise FrameError("a frame is a 4-byte length prefix and a body")
-            body = frame[4:]
-            if struct.unpack(">I", frame[:4])[0] != len(body):
-                raise FrameError("the length prefix does not match the frame")
-            kind, payload, signature = open_frame(body)
-            msg = m.parse_payload(payload)
-        except FrameError as error:
-            self._out.append(v.Rejected(f"malformed frame: {error}"))
-            return False
-        if msg.hash in self._seen:
-            return False  # a copy (relays make copies normal; a replay changes nothing)
-        peer = self.peers.get(msg.sender)
-        if peer is None:
-            self._out.append(v.Rejected("a frame from a key that is not at this table"))
-            return False
-        if kind != msg.type or not verify(msg.sender, kind, payload, signature):
-            self._out.append(v.Rejected(f"a forged signature (claims seq {msg.seq})"))
-            return False
-        self._admit(msg, frame)
-        return True
 
     def play(self, move: Move | str, now: float = 0.0) -> list[v.Output]:
         """Play this peer's move (it must be its turn); raises IllegalMove or LocalError."""
@@ -410,7 +374,7 @@ class PeerSession:
             me.last_hash if prev is None else prev,
             kind,
             body,
-            self._heads() if heads is None else heads,
+            self.heads.mine() if heads is None else heads,
         )
         return encode_frame(kind, payload, self.identity.sign(kind, payload))
 
@@ -462,15 +426,18 @@ class PeerSession:
 
     def waiting_on(self) -> list[bytes]:
         """The peers this session waits for, in roster order."""
-        held_back = self._held_back()
+        held_back = self.heads.held_back()
         if held_back:
             # Their heads name a message nobody has shown here: an honest one shows it at
             # once (it answers this peer's copy with the equivocation's proof).
             return held_back
-        phase = self._phases.get(PHASE[self.stage])
+        phase = self._phases.get(stages.PHASE[self.stage])
         return phase.waiting_on() if phase is not None else []
 
     # ------------------------------------------------------------------ machinery
+
+    def _out_frame(self, frame: bytes) -> None:
+        self._out.append(v.Send(frame))
 
     def _drain(self) -> list[v.Output]:
         out, self._out = self._out, []
@@ -484,11 +451,11 @@ class PeerSession:
         gid = self.table_id if kind == m.HELLO else self.game_id
         assert gid is not None
         payload = m.encode_payload(
-            gid, self.me, me.next_seq, me.last_hash, kind, body, self._heads()
+            gid, self.me, me.next_seq, me.last_hash, kind, body, self.heads.mine()
         )
         frame = encode_frame(kind, payload, self.identity.sign(kind, payload))
         msg = m.parse_payload(payload)
-        self._seen.add(msg.hash)
+        self.intake.seen.add(msg.hash)
         self._out.append(v.Send(frame))
         self._accept(me, msg, frame)  # first: a message sent while applying it comes next
         try:
@@ -503,150 +470,6 @@ class PeerSession:
             self.last_progress = self._now  # any message applied, this peer's own included
         peer.heard_at = self._now
         peer.accept(msg, frame)
-
-    def _admit(self, msg: m.Message, frame: bytes) -> None:
-        """A validly signed message from a roster member: dedupe, check game, queue."""
-        expected = self.table_id if msg.seq == 0 else self.game_id
-        if msg.seq == 0 and msg.type != m.HELLO:
-            self._out.append(v.Rejected("a first message that is not a hello"))
-            return
-        if msg.type == m.VERDICT:
-            # Its evidence counts as if it had arrived on its own, at once and whatever the
-            # verdict's own fate (another game's, or queued behind a message that cannot
-            # apply): the other half of an equivocation often comes only this way.
-            self._take_evidence(msg)
-            if self.stage == STOPPED:
-                return
-            if msg.seq == 1 and msg.game == self.table_id:
-                expected = self.table_id  # a verdict signed before its sender knew the game id
-        if expected is None or msg.game != expected:
-            # Heads that name another copy of a message held here: show ours to everyone (a
-            # hello signed twice splits the table into two games that reject each other's
-            # frames; this is how each half learns of the other).
-            self._show_contradicted(msg)
-        if expected is None:
-            held = sum(len(f) for _, f in self._limbo)
-            if len(self._limbo) >= LIMBO_FRAMES or held + len(frame) > LIMBO_BYTES:
-                self._out.append(v.Rejected("too many frames before every hello arrived"))
-                return
-            self._seen.add(msg.hash)  # a later copy is dropped like any duplicate
-            self._limbo.append((msg, frame))  # the game id is not known yet
-            return
-        if msg.game != expected:
-            self._out.append(v.Rejected("a frame from another game or table"))
-            return
-        peer = self.peers[msg.sender]
-        if len(msg.heads) != len(self.roster):
-            self._violation(
-                Violation(
-                    v.PROTOCOL,
-                    msg.sender,
-                    f"its message {msg.seq} has {len(msg.heads)} heads, not one per player",
-                    (frame,),
-                )
-            )
-            return
-        earlier = peer.held(msg.seq)
-        if earlier is not None:
-            self._violation(
-                Violation(
-                    v.EQUIVOCATION,
-                    msg.sender,
-                    f"signed two different messages with sequence number {msg.seq}",
-                    (earlier[1], frame),
-                )
-            )
-            return
-        if msg.seq < peer.next_seq:  # pragma: no cover - caught as equivocation above
-            return
-        refusal = peer.refusal(msg, frame)
-        if refusal is not None:
-            self._violation(Violation(v.PROTOCOL, msg.sender, refusal, (frame,)))
-            return
-        self._seen.add(msg.hash)
-        if peer.queue(msg, frame):
-            self._relay(msg.sender, msg.seq, frame)
-        self._compare_heads(msg)
-
-    # -- equivocation without relaying every frame
-
-    def _heads(self) -> list[tuple[int, bytes]]:
-        """What this peer has applied of each roster member: sent in every message."""
-        return [self.peers[k].head() for k in self.roster]
-
-    def _compare_heads(self, msg: m.Message) -> None:
-        """The sender says which message it holds under each peer's latest number. If this
-        peer holds another one, someone signed two: send this peer's copy to everyone, and
-        whoever holds the other has both signed frames, the proof of equivocation. A sender
-        that says it is stuck (``wait``) and lacks messages this peer has applied gets them."""
-        for key, (count, digest) in zip(self.roster, msg.heads, strict=True):
-            if key == msg.sender:
-                continue
-            peer = self.peers[key]
-            ours = peer.mismatch(count, digest)
-            if ours is not None:
-                self._relay(key, count - 1, ours)
-            if msg.type == m.WAIT and not self.is_observer:
-                for seq in range(count, min(peer.next_seq, count + RESEND)):
-                    self._out.append(v.Send(peer.accepted[seq][1]))
-
-    def _show_contradicted(self, msg: m.Message) -> None:
-        """Relay this peer's copy of every message ``msg``'s heads name with another hash
-        (``msg`` is not queued here: nothing is remembered for messages not held yet)."""
-        if len(msg.heads) != len(self.roster):
-            return
-        for key, (count, digest) in zip(self.roster, msg.heads, strict=True):
-            if key == msg.sender or count == 0:
-                continue
-            held = self.peers[key].held(count - 1)
-            if held is not None and held[0][: m.HEAD_HASH] != digest:
-                self._relay(key, count - 1, held[1])
-
-    def _contradicts(self, msg: m.Message) -> bool:
-        """Whether ``msg``'s heads say its sender built on another message than the one held
-        here under some peer's number: one of the two signed both (an equivocation, proven
-        once both frames are here) or the sender lies about its heads. Either way ``msg``
-        cannot be judged against this peer's copy: judging it would blame the sender for a
-        difference it did not make."""
-        if len(msg.heads) != len(self.roster):
-            return False
-        for key, (count, digest) in zip(self.roster, msg.heads, strict=True):
-            if key == msg.sender or count == 0:
-                continue
-            held = self.peers[key].held(count - 1)
-            if held is not None and held[0][: m.HEAD_HASH] != digest:
-                return True
-        return False
-
-    def _held_back(self) -> list[bytes]:
-        """Senders whose next message waits for the other half of an equivocation (its
-        heads contradict this peer's copy): in roster order."""
-        out = []
-        for key in self.roster:
-            peer = self.peers[key]
-            waiting = peer.inbox.get(peer.next_seq)
-            if waiting is not None and self._contradicts(waiting[0]):
-                out.append(key)
-        return out
-
-    def _take_evidence(self, msg: m.Message) -> None:
-        """Admit a verdict's evidence frames as if each had just arrived (bounded depth: an
-        adopted verdict carries the verdict it adopted, and no deeper)."""
-        if self._evidence_depth >= 2:
-            return
-        self._evidence_depth += 1
-        try:
-            for evidence in msg.body["evidence"]:
-                if self.stage == STOPPED:
-                    return
-                self._ingest(evidence)
-        finally:
-            self._evidence_depth -= 1
-
-    def _relay(self, sender: bytes, seq: int, frame: bytes) -> None:
-        if not self.is_observer and (sender, seq) not in self._relayed:
-            self._relayed.add((sender, seq))
-            self._out.append(v.Send(frame))
 
     def _pump(self, now: float) -> None:
         """Process every queued message that can apply, then act, until nothing moves."""
@@ -671,7 +494,7 @@ class PeerSession:
     def _step(self, peer: Peer) -> bool:
         """Apply the next message of one sender; whether it applied."""
         msg, frame = peer.inbox[peer.next_seq]
-        if self._contradicts(msg):
+        if self.heads.contradicts(msg):
             return False  # wait for the equivocation's other half (bounded by the timeout)
         if msg.prev != peer.last_hash:
             self._violation(
@@ -735,7 +558,7 @@ class PeerSession:
             }
             assert me is not None
             payload = m.encode_payload(
-                game, self.me, me.next_seq, me.last_hash, m.VERDICT, body, self._heads()
+                game, self.me, me.next_seq, me.last_hash, m.VERDICT, body, self.heads.mine()
             )
             frame = encode_frame(m.VERDICT, payload, self.identity.sign(m.VERDICT, payload))  # type: ignore[union-attr]
             self._accept(me, m.parse_payload(payload), frame)
@@ -760,26 +583,24 @@ class PeerSession:
     def _route(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """Hand a message to its handler, as the stage table says (stages.TABLE): a message
         of a kind this stage does not take waits (early) or is refused (too late)."""
-        what = rule(self.stage, msg.type)
-        if what == WAIT:
+        what = stages.rule(self.stage, msg.type)
+        if what == stages.WAIT:
             raise Wait
-        if what == APPLY:
+        if what == stages.APPLY:
             self._handlers[msg.type](peer, msg, frame)
-        elif what != IGNORE:
+        elif what != stages.IGNORE:
             raise Violation(v.PROTOCOL, peer.key, what, (frame,))
 
     def _begin_game(self, game_id: bytes) -> None:
         """Every hello is in: the game id is known, and the frames that came before it are
         admitted now."""
         self.game_id = game_id
-        limbo, self._limbo = self._limbo, []
-        for msg, frame in limbo:
-            self._admit(msg, frame)
+        self.intake.release()
 
     # -- the session's own messages, in every stage
 
     def _on_wait(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        """Nothing to apply: its heads did their work when it arrived (_compare_heads)."""
+        """Nothing to apply: its heads did their work when it arrived (heads.py)."""
 
     def _on_leave(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if self.stage in (DONE,):
@@ -793,7 +614,8 @@ class PeerSession:
         (or knows it was suspended, when it is the one named); otherwise the sender stopped
         the game without proof and is named for it."""
         body = msg.body
-        self._take_evidence(msg)  # done on arrival already; a resumed peer may hold it only now
+        # Done on arrival already; a resumed peer may hold the evidence only now.
+        self.intake.take_evidence(msg)
         if self.stage == STOPPED:
             return  # the evidence itself convicted its signer (an equivocation)
         if any(self._pending(evidence) for evidence in body["evidence"]):
@@ -848,10 +670,10 @@ class PeerSession:
     def _act(self) -> bool:
         """Let the phase of this stage move on when every peer has done its part (sending
         what this peer owes then); when it hands over to the next phase, that one begins."""
-        phase = self._phases.get(PHASE[self.stage])
+        phase = self._phases.get(stages.PHASE[self.stage])
         if phase is None or not phase.advance():
             return False
-        following = self._phases.get(PHASE[self.stage])
+        following = self._phases.get(stages.PHASE[self.stage])
         if following is not None and following is not phase:
             following.begin()
         return True
@@ -875,9 +697,3 @@ def drbg(secret: bytes) -> Callable[[int], bytes]:
         return out
 
     return draw
-
-
-def config_rules(config: TableConfig) -> Any:
-    from ..engine import make_rules
-
-    return make_rules(config.preset, **dict(config.options))
