@@ -137,16 +137,16 @@ class PlayPhase:
 
     # ------------------------------------------------------------------ the handlers
 
+    # The stage table (stages.py) hands each kind over in its own stage only: keys, moves
+    # and claims in play, a disclosure in disclose, a result in result.
+
     def on_keys(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        if self.host.stage != PLAY or self.game is None or self.host.deck is None:
-            raise Wait  # before the deal
         self.reveals.take_keys(peer, msg, frame)
         self.after_engine_step(learn=False)
 
     def on_move(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         g = self.game
-        if self.host.stage != PLAY or g is None:
-            raise Wait  # before the deal
+        assert g is not None
         state = msg.body["state"].hex()
         current = g.state_hash()
         if state != current:
@@ -196,7 +196,8 @@ class PlayPhase:
 
     def on_claim(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         g = self.game
-        if self.host.stage != PLAY or g is None or not g.awaiting_lowest_trump:
+        assert g is not None
+        if not g.awaiting_lowest_trump:
             raise Wait
         rank = msg.body["rank"]
         seat = self.host.seat_of[peer.key]
@@ -226,11 +227,6 @@ class PlayPhase:
         self.resolve_claims()
 
     def on_disclose(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        stage = self.host.stage
-        if stage != DISCLOSE:
-            if stage < DISCLOSE:
-                raise Wait
-            raise Violation(v.PROTOCOL, peer.key, "a disclosure nobody asked for", (frame,))
         seat = self.host.seat_of[peer.key]
         due = self.disclosures.get(seat)
         pairs = dict(msg.body["keys"])
@@ -249,10 +245,6 @@ class PlayPhase:
 
     def on_result(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         host = self.host
-        if host.stage != RESULT:
-            if host.stage < RESULT:
-                raise Wait
-            raise Violation(v.PROTOCOL, peer.key, "a second result", (frame,))
         if peer.result is not None:
             raise Violation(v.PROTOCOL, peer.key, "a second result", (frame,))
         state = msg.body["state"].hex()

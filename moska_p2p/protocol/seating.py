@@ -17,7 +17,7 @@ import struct
 from . import messages as m
 from . import verdict as v
 from .config import TableConfig, game_id
-from .phase import Host, Peer, Violation, Wait
+from .phase import Host, Peer, Violation
 from .stages import HELLO, SEAT, SHUFFLE1
 
 
@@ -105,8 +105,6 @@ class Seating:
         peer.seat_commit = body["seat_commit"]
 
     def on_seat(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        if self.host.stage < SEAT:
-            raise Wait
         if peer.seat_secret:
             raise Violation(v.PROTOCOL, peer.key, "a second seat secret", (frame,))
         secret = msg.body["secret"]

@@ -603,8 +603,7 @@ class PeerSession:
         """Nothing to apply: its heads did their work when it arrived (heads.py)."""
 
     def _on_leave(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
-        if self.stage in (DONE,):
-            return  # a goodbye after the result changes nothing
+        """Leaving before the result forfeits (after it, the stage table ignores a goodbye)."""
         raise Violation(v.LEFT, peer.key, f"left the table: {msg.body['reason']}", (frame,))
 
     def _on_verdict(self, peer: Peer, msg: m.Message, frame: bytes) -> None:

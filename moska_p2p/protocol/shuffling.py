@@ -69,15 +69,13 @@ class Shuffling:
     def _step(self, peer: Peer, stage: int, msg: m.Message, frame: bytes) -> None:
         """Passes go in seat order: a later seat's pass waits for the earlier ones; each is
         checked against its proof before anything builds on it."""
-        host = self.host
         deck = self.deck
-        if host.stage < stage or deck is None:
-            raise Wait
+        assert deck is not None  # the stage table hands a pass over in its own stage only
         turn = deck.next_turn()
-        seat = host.seat_of[peer.key]
-        if host.stage == stage and turn is not None and seat > turn[1]:
+        seat = self.host.seat_of[peer.key]
+        if turn is not None and seat > turn[1]:
             raise Wait
-        if host.stage != stage or turn is None or turn[1] != seat:
+        if turn is None or turn[1] != seat:
             raise Violation(v.PROTOCOL, peer.key, "a shuffle pass out of its turn", (frame,))
         try:
             if stage == SHUFFLE1:
