@@ -70,6 +70,8 @@ _ROWS = {
 # by its own message, an equivocation found among the frames held before the game id): its
 # hello or seat still applies (their handlers check it), what is too late is refused.
 
+del A, W, I, H, S, P, D, R  # the row letters only
+
 PHASE: dict[int, str] = {stage: row[0] for stage, row in _ROWS.items()}
 """The phase that owns each stage (``ENDED``: none, the game is over)."""
 
