@@ -22,7 +22,7 @@ from ..protocol.config import TableConfig, lobby_id
 from .known import KnownPeers, KnownPeersError
 from .links import MAX_BACKOFF, MIN_BACKOFF, LinkNode
 from .persist import SavedGame
-from .state import _Lobby, _printable, _reason
+from .state import _Lobby, _printable, _reason, host_port
 from .wire import (
     HI,
     JOIN,
@@ -91,7 +91,7 @@ class LobbyNode(LinkNode):
             config = TableConfig.from_wire(hi.body["config"])
             host_name = _printable(str(hi.body["name"])[:MAX_NAME])
             self.o.echo(
-                f"table at {host}:{port}: {config.preset} for {config.players} players,"
+                f"table at {host_port(host, port)}: {config.preset} for {config.players} players,"
                 f" opened by {host_name} ({fingerprint_of(hi.key)}); timeout {config.timeout:g} s"
                 + (f"; a session of {config.games} games" if config.in_session else "")
             )
@@ -103,8 +103,8 @@ class LobbyNode(LinkNode):
             with trio.fail_after(self.o.connect_timeout):
                 await self._prove(fs, JOIN, lobby, hi.key, hi.body["nonce"], join)
             self.o.echo(
-                f"joined; waiting for the table to fill (listening on {self.o.bind}:{self.port}"
-                " for the other players)"
+                "joined; waiting for the table to fill (listening on"
+                f" {host_port(self.o.bind, self.port)} for the other players)"
             )
             with trio.fail_after(self.o.lobby_wait):
                 start = await fs.receive_net(START)
@@ -360,10 +360,10 @@ class LobbyNode(LinkNode):
         if self.o.bind in ("0.0.0.0", "", "::"):
             lan = _lan_address()
             if lan:
-                self.o.echo(f"join from the network with: moska join {lan}:{self.port}")
+                self.o.echo(f"join from the network with: moska join {host_port(lan, self.port)}")
             self.o.echo(f"join from this machine with: moska join 127.0.0.1:{self.port}")
         else:
-            self.o.echo(f"join with: moska join {self.o.bind}:{self.port}")
+            self.o.echo(f"join with: moska join {host_port(self.o.bind, self.port)}")
 
 
 def _refused(error: BaseException) -> bool:

@@ -86,6 +86,7 @@ from .state import (
     Stats,
     _Lobby,
     _reason,
+    host_port,
 )
 from .wire import (
     FrameStream,
@@ -186,7 +187,8 @@ class Node(LobbyNode):
                         reason = "connection refused (no table is open at that address)"
                     elif isinstance(e, trio.TooSlowError):
                         reason = "no answer in time (the table did not fill, or no host there)"
-                    self._conclude(Outcome(EXIT_FAILED, f"could not join {host}:{port}: {reason}"))
+                    where = host_port(host, port)
+                    self._conclude(Outcome(EXIT_FAILED, f"could not join {where}: {reason}"))
             if entered is not None:
                 stream, saved = entered
                 self._begin(saved, None, {0: stream})
