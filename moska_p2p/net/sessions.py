@@ -83,7 +83,11 @@ class SessionNode(NodeState):
                 session.dealer,
             )
         elif isinstance(end, v.Stopped) and any(s >= 0 for s in end.verdict.seats):
-            seats = tuple(sorted(s for s in end.verdict.seats if s >= 0))  # as verify does
+            # as verify does: convicted culprits lose; those this peer only lost contact
+            # with are named in the transcript but lose nothing (PROTOCOL.md §15.4)
+            seats = tuple(sorted(s for s in end.verdict.seats if s >= 0))
+            if not end.verdict.conviction:
+                seats = ()
             number = saved.config.game
             record = GameRecord(number, session.game_id, b"", seats, True, session.dealer)
         else:
@@ -201,6 +205,10 @@ class SessionNode(NodeState):
         for link in self.links.values():
             link.enqueue(self._my_result)
         expected = {e.key for e in saved.roster} - self._left
+        if isinstance(self._end, v.Stopped):
+            # whoever the last game stopped on is gone or out of reach: no signature of its
+            # can come (§22), so nobody waits for one
+            expected -= set(self._end.verdict.keys)
         with trio.move_on_after(min(RESULT_WAIT, saved.config.timeout)):
             while not expected <= set(self._results):
                 self._result_in = trio.Event()

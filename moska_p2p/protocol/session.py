@@ -697,10 +697,11 @@ class PeerSession:
         )
 
     def _stop(self, verdict: v.Verdict) -> None:
-        """Stop the game. The culprits forfeit it (they are its losers), and this peer signs
-        its verdict so the transcript ends with what it concluded and why."""
+        """Stop the game. Convicted culprits forfeit it (they are its losers); a peer this
+        one only lost contact with is named but loses nothing (§15.4). This peer signs its
+        verdict so the transcript ends with what it concluded and why."""
         self.verdict = verdict
-        self.losers = tuple(s for s in verdict.seats if s >= 0)
+        self.losers = tuple(s for s in verdict.seats if s >= 0) if verdict.conviction else ()
         me = self.peers.get(self.me)
         # Before every hello is in there is no game id: the verdict is then signed for the
         # table (its second message, right after its hello), so a table that ends before its

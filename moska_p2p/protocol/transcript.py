@@ -103,6 +103,15 @@ class Report:
     names: tuple[str, ...] = ()  # the seats' names, as their hellos gave them
     verdict_kind: str | None = None  # a stopped game: the observer's verdict's kind
     culprits: tuple[bytes, ...] = ()  # and the public keys it names
+    conviction: bool = False  # whether it convicts them (False: its owner lost contact)
+
+    @property
+    def lost_contact(self) -> list[int]:
+        """The seats a stopped game's owner lost contact with: named, never losers."""
+        if self.verdict is None or self.conviction:
+            return []
+        where = {key: seat for seat, key in enumerate(self.seats)}
+        return sorted(where.get(k, -1) for k in self.culprits)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -195,6 +204,7 @@ def verify_transcript(path: Path) -> Report:
             stopped.describe(),
             verdict_kind=stopped.kind,
             culprits=stopped.keys,
+            conviction=stopped.conviction,
             **place,
         )
     if fault is None and observer.stage != DONE:

@@ -294,7 +294,11 @@ def _silent_from(
         (m.MOVE, "mustamaija"),
     ],
 )
-def test_withholding_is_a_forfeit(kind: str, preset: str, tmp_path: Path) -> None:
+def test_withholding_names_the_silent_peer_without_convicting_it(
+    kind: str, preset: str, tmp_path: Path
+) -> None:
+    """Silence is named, never a loss (PROTOCOL.md §15.4): the honest peers cannot tell a
+    peer that withholds from one cut off from them."""
     cheater = 1
     box: list[Network] = []
     hook = _silent_from(cheater, kind)
@@ -321,8 +325,8 @@ def test_withholding_is_a_forfeit(kind: str, preset: str, tmp_path: Path) -> Non
         assert s.stage == STOPPED
         assert s.verdict is not None and s.verdict.kind == v.TIMEOUT, s.verdict
         assert s.verdict.keys == (culprit.me,)
-        if culprit.my_seat >= 0 and kind != m.SEAT:
-            assert s.losers == (culprit.my_seat,)  # the forfeit
+        assert s.losers == ()  # lost contact: not a conviction
+        assert not s.verdict.conviction
         assert _msg(s.transcript[-1]).type == m.VERDICT  # signed by the honest peer
     _assert_no_card_learnt(net, cheater)
     paths = save_transcripts(_only(net, _honest(net, cheater)), tmp_path)
@@ -330,6 +334,9 @@ def test_withholding_is_a_forfeit(kind: str, preset: str, tmp_path: Path) -> Non
         report = verify_transcript(path)
         assert report.valid, report.fault
         assert report.verdict is not None and "timeout" in report.verdict
+        assert report.losers == [] and not report.conviction
+        if culprit.my_seat >= 0 and kind != m.SEAT:
+            assert report.lost_contact == [culprit.my_seat]
 
 
 def _only(net: Network, indices: list[int]) -> Any:
