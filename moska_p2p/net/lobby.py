@@ -20,13 +20,15 @@ import trio
 from ..crypto.identity import fingerprint_of, parse_fingerprint
 from ..protocol.config import TableConfig, lobby_id
 from .known import KnownPeers, KnownPeersError
-from .links import MAX_BACKOFF, MIN_BACKOFF, LinkNode
+from .links import MAX_BACKOFF, MIN_BACKOFF, REFUSE_WAIT, LinkNode
 from .persist import SavedGame
 from .state import _Lobby, _printable, _reason, host_port
 from .wire import (
     HI,
     JOIN,
     MAX_NAME,
+    MAX_REASON,
+    REFUSE,
     START,
     ClosedError,
     Entry,
@@ -108,7 +110,11 @@ class LobbyNode(LinkNode):
             )
             with trio.fail_after(self.o.lobby_wait):
                 start = await fs.receive_net(START)
-            roster = self._check_start(start, hi.key, config)
+            try:
+                roster = self._check_start(start, hi.key, config)
+            except HandshakeError as error:
+                await self._refuse_start(fs, str(error))
+                raise
         except BaseException:
             await trio.aclose_forcefully(stream)
             raise
@@ -117,6 +123,14 @@ class LobbyNode(LinkNode):
         path = self._game_path(config, 1)
         saved = SavedGame(path, secret, config, roster, me, self.o.name, (host, port))
         return fs, saved
+
+    async def _refuse_start(self, fs: FrameStream, reason: str) -> None:
+        """Tell the host why this peer will not play the table it started (a changed key
+        of a known player, a bad roster): the host shows it, instead of seeing only the
+        silence of a peer that never says hello (issue 25 item 5)."""
+        frame = net_frame(self.identity, REFUSE, {"reason": reason[:MAX_REASON]})
+        with trio.move_on_after(REFUSE_WAIT):
+            await fs.send(frame)
 
     def _my_host(self, stream: trio.abc.Stream) -> str:
         """The address the others should dial us at: ``--bind`` when it names one, else the

@@ -31,6 +31,7 @@ from .state import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Outcome, _printable
 from .wire import (
     BYE,
     NEXT,
+    REFUSE,
     SYNC,
     FrameStream,
     HandshakeError,
@@ -128,6 +129,11 @@ class RunnerNode(SessionNode):
         if message.kind == BYE:
             self.gone.add(link.key)
             log.info("%s is done: %s", self._label(link.key), str(message.body["reason"])[:200])
+            return
+        if message.kind == REFUSE:  # a joiner that will not play the table we started
+            reason = _printable(str(message.body["reason"])[:200])
+            self.o.echo(f"{self._label(link.key)} refused the table: {reason}")
+            self.gone.add(link.key)
             return
         if message.kind == NEXT:  # it may come before this peer is done with that game
             self._votes[(int(message.body["game"]), link.key)] = bool(message.body["go"])

@@ -154,6 +154,11 @@ class PeerSession:
         self._clock: float | None = None
         self._suspended_at: float | None = None
         self._waited_at = -1.0e18
+        self.owner_word: bool | None = None
+        """An observer replaying a file: what the file's owner did with the verdict of
+        silence it is about to apply (True: took it, False: refused it; None: judge by the
+        rules). That hangs on the owner's clock, which a file cannot show (§17); a verdict
+        of silence convicts nobody either way (§15.4)."""
         self.max_tick_gap: float | None = None
         """Set by a driver that ticks regularly: a longer gap between two ticks means this
         peer was suspended, and the silence it did not watch is not held against anyone."""
@@ -1012,6 +1017,8 @@ class PeerSession:
             k in self.peers and self._now - self.peers[k].heard_at >= half for k in culprits
         )
         seen_silent = waited and set(culprits) <= set(self.waiting_on())
+        if self.is_observer and self.owner_word is not None:
+            seen_silent = self.owner_word
         if silent and (seen_silent or me_asleep):
             self._stop(
                 v.Verdict(

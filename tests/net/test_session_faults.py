@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -104,3 +105,88 @@ def test_a_joiner_killed_in_game_3_of_5_leaves_sessions_that_verify(
         assert [fingerprint_of(k) for k in report.culprits] == [killed]
     both = _verify(table.folder / "own0", table.folder / "own1")
     assert both.returncode == 0, both.stdout + both.stderr
+
+
+def _mid_game(table: Table, watch: int, size: int = 100_000) -> None:
+    """Wait until a single game is under way: peer ``watch``'s transcript has grown past the
+    proven shuffle and the deal into the play."""
+    for peer in table.peers:
+        peer.wait_for(re.compile(r"^seats: ", re.M), 30)
+    deadline = time.monotonic() + 20
+    path = table.transcripts[watch]
+    while (not path.exists() or path.stat().st_size < size) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for peer in table.peers:
+        assert "result:" not in peer.out, "the game ended before the test could interfere"
+
+
+def _assert_records(table: Table, seats: list[int], silent: int) -> None:
+    """Every named peer's transcript verifies, names no loser, and names ``silent`` (and no
+    one else) as the peer its owner lost contact with."""
+    for seat in seats:
+        report = verify_transcript(table.transcripts[seat])
+        assert report.valid, (seat, report.fault, table.output())
+        assert report.losers == [], (seat, report.verdict)
+        if report.owner_key != report.culprits[0]:
+            assert [fingerprint_of(k) for k in report.culprits] == [table.fingerprints[silent]]
+
+
+def test_a_peer_stopped_past_the_timeout_leaves_records_that_verify(
+    make_table: Callable[..., Table],
+) -> None:
+    """Item 3: SIGSTOP a joiner for longer than the timeout, then SIGCONT. The others stop
+    the game over its silence; it wakes, learns it was named, and its own record of that
+    verifies too. Nobody is named a loser."""
+    table = make_table("moska", 3, timeout=3, pace=0.02)
+    _mid_game(table, 2, 30_000)
+    sleeper = table.peers[2]
+    sleeper.kill(signal.SIGSTOP)
+    try:
+        table.peers[0].wait_for(r"game stopped: timeout", 20)
+        time.sleep(1.0)
+    finally:
+        sleeper.kill(signal.SIGCONT)
+    codes = table.finish(30)
+    assert codes == [1, 1, 1], table.output()
+    _assert_records(table, [0, 1, 2], silent=2)
+    together = _verify(table.folder)
+    assert together.returncode == 0, together.stdout + together.stderr
+    assert "lost contact with seat" in together.stdout, together.stdout
+
+
+def test_a_joiner_that_refuses_a_changed_key_tells_the_host_why(tmp_path: Path) -> None:
+    """Item 5: bob comes back to alice's table with a new key, which alice accepts; carol
+    still knows bob's old key and refuses the roster at the start. Alice is told why at once,
+    not left with the silence of a peer that never says hello."""
+    names = ["alice", "bob", "carol"]
+    homes = [tmp_path / name for name in names]
+    ids = [Identity.generate() for _ in names]
+    for home, identity in zip(homes, ids, strict=True):
+        (home / "config" / "moska-p2p").mkdir(parents=True)
+        identity.save(home / "key.pem")
+    old_bob = Identity.generate()
+    known = homes[2] / "config" / "moska-p2p" / "known_peers"
+    known.write_text(f"{ids[0].public_bytes.hex()} bob {old_bob.public_bytes.hex()}\n")
+    known.chmod(0o600)
+    common = ["--bot", "random", "-q", "--bind", "127.0.0.1"]
+
+    def args(i: int) -> list[str]:
+        return ["--name", names[i], "--identity", str(homes[i] / "key.pem"),
+                "--transcript", str(homes[i] / "game.moska"), *common]  # fmt: skip
+
+    host = Peer("alice", ["host", "--players", "3", "--port", "0", "--timeout", "3", *args(0)],
+                homes[0])  # fmt: skip
+    peers = [host]
+    try:
+        port = host.wait_for(r"join with: moska join 127\.0\.0\.1:(\d+)").group(1)
+        for i in (1, 2):
+            peers.append(Peer(names[i], ["join", f"127.0.0.1:{port}", *args(i)], homes[i]))
+        assert peers[2].finish(30) != 0
+        assert "a known player's key has changed ('bob'" in peers[2].out + peers[2].err
+        assert host.finish(30) == 1, host.out + host.err
+        said = re.search(r"carol \([0-9A-F-]+\) refused the table: (.*)", host.out)
+        assert said, host.out
+        assert "a known player's key has changed ('bob'" in said.group(1)
+    finally:
+        for peer in peers:
+            peer.kill()
