@@ -8,15 +8,17 @@ Every wait is bounded; the fixtures kill whatever still runs at the end.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
 from net_harness import ROOT, Peer, Table
 
 from moska_p2p.crypto.identity import Identity, fingerprint_of
@@ -190,3 +192,104 @@ def test_a_joiner_that_refuses_a_changed_key_tells_the_host_why(tmp_path: Path) 
     finally:
         for peer in peers:
             peer.kill()
+
+
+class _Netns:
+    """Two network namespaces of the test's own joined by a veth pair (10.77.0.1 and
+    10.77.0.2): peers run in either, and taking the pair down is a permanent partition."""
+
+    def __init__(self) -> None:
+        self.holders = [subprocess.Popen(["unshare", "-n", "sleep", "600"]) for _ in range(2)]
+        tag = f"mk{os.getpid() % 100000}"
+        self.devices = [f"{tag}a", f"{tag}b"]
+        time.sleep(0.2)
+        self._ip("link", "add", self.devices[0], "type", "veth", "peer", "name", self.devices[1])
+        for side, holder in enumerate(self.holders):
+            self._ip("link", "set", self.devices[side], "netns", str(holder.pid))
+            device = self.devices[side]
+            up = f"ip addr add {self.address(side)}/24 dev {device} && ip link set {device} up"
+            self.run(side, f"ip link set lo up && {up}")
+
+    @staticmethod
+    def address(side: int) -> str:
+        return f"10.77.0.{side + 1}"
+
+    def prefix(self, side: int) -> list[str]:
+        return ["nsenter", "-t", str(self.holders[side].pid), "-n"]
+
+    def run(self, side: int, command: str) -> None:
+        subprocess.run([*self.prefix(side), "sh", "-c", command], check=True, timeout=10)
+
+    def cut(self) -> None:
+        self.run(0, f"ip link set {self.devices[0]} down")
+
+    @staticmethod
+    def _ip(*args: str) -> None:
+        subprocess.run(["ip", *args], check=True, timeout=10, capture_output=True)
+
+    def close(self) -> None:
+        for holder in self.holders:  # the veth pair goes with its namespaces
+            holder.kill()
+            holder.wait(5)
+
+
+@pytest.fixture
+def netns() -> Iterator[_Netns]:
+    if shutil.which("unshare") is None or shutil.which("nsenter") is None:
+        pytest.skip("needs unshare and nsenter")
+    try:
+        made = _Netns()
+    except (subprocess.CalledProcessError, OSError) as error:
+        pytest.skip(f"cannot make network namespaces here: {error}")
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def test_a_partition_leaves_two_records_of_lost_contact_and_no_loser(
+    tmp_path: Path, netns: _Netns
+) -> None:
+    """Item 4: a peer cut off for good (its namespace's link taken down mid-game). Each side
+    can only say whom it lost contact with: every record verifies, none names a loser, and
+    verify over all the records reports the split plainly."""
+    keys = [tmp_path / f"p{i}.pem" for i in range(3)]
+    for key in keys:
+        Identity.generate().save(key)
+    sides = [0, 0, 1]
+    common = ["--bot", "random", "-q", "--pace", "0.02"]
+
+    def args(i: int) -> list[str]:
+        return ["--bind", netns.address(sides[i]), "--identity", str(keys[i]),
+                "--transcript", str(tmp_path / f"p{i}.moska"), *common]  # fmt: skip
+
+    host = ["host", "--players", "3", "--port", "0", "--timeout", "3", "--no-announce"]
+    peers = [Peer("p0", [*host, *args(0)], tmp_path, prefix=netns.prefix(0))]
+    try:
+        port = peers[0].wait_for(r"join with: moska join [\d.]+:(\d+)").group(1)
+        for i in (1, 2):
+            where = f"{netns.address(0)}:{port}"
+            peers.append(Peer(f"p{i}", ["join", where, *args(i)], tmp_path,
+                              prefix=netns.prefix(sides[i])))  # fmt: skip
+        for peer in peers:
+            peer.wait_for(re.compile(r"^seats: ", re.M), 30)
+        path = tmp_path / "p2.moska"
+        deadline = time.monotonic() + 20
+        while path.stat().st_size < 30_000 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert all("result:" not in p.out for p in peers), "the game ended too soon"
+        netns.cut()
+        codes = [p.finish(40) for p in peers]
+        assert codes == [1, 1, 1], "\n".join(p.out + p.err for p in peers)
+    finally:
+        for peer in peers:
+            peer.kill()
+    reports = [verify_transcript(tmp_path / f"p{i}.moska") for i in range(3)]
+    assert all(r.valid for r in reports), [r.fault for r in reports]
+    assert all(r.losers == [] and not r.conviction for r in reports), [r.verdict for r in reports]
+    cut_off = reports[2].owner_key
+    assert reports[0].culprits == reports[1].culprits == (cut_off,)
+    assert cut_off not in reports[2].culprits
+    together = _verify(tmp_path)
+    assert together.returncode == 0, together.stdout + together.stderr
+    assert "no result, nobody lost (the records differ)" in together.stdout, together.stdout
