@@ -293,3 +293,30 @@ def test_a_partition_leaves_two_records_of_lost_contact_and_no_loser(
     together = _verify(tmp_path)
     assert together.returncode == 0, together.stdout + together.stderr
     assert "no result, nobody lost (the records differ)" in together.stdout, together.stdout
+
+
+def test_a_peer_restarted_in_game_2_of_3_resumes_and_finishes_the_session(
+    make_table: Callable[..., Table],
+) -> None:
+    """Item 2: kill -9 a joiner in game 2 of ``--games 3`` and run the very same command
+    again within the timeout: it finds game 2's saved state, its links are of the session's
+    table, it finishes game 2 and plays game 3 with the others, and every folder verifies."""
+    table = make_table("durak", 3, host_args=["--games", "3"], timeout=8, pace=0.01)
+    victim = table.peers[2]
+    _in_game(victim, table.folder / "p2-g2.moska", 2, 40_000)
+    victim.kill()
+    time.sleep(0.3)
+    victim.start()
+    codes = table.finish(120)
+    assert codes == [0, 0, 0], table.output()
+    assert re.search(r"resumed the game saved in \S*p2-g2\.moska", victim.out), victim.out
+    for peer in table.peers:
+        assert "session over (all 3 games played); signed by 3 of 3 players" in peer.out, (
+            peer.out
+        )
+    for seat in range(3):
+        checked = _verify(_own_folder(table, seat))
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+    together = _verify(*(table.folder / f"own{seat}" for seat in range(3)))
+    assert together.returncode == 0, together.stdout + together.stderr
+    assert "result signed by 3 of 3 players" in together.stdout
