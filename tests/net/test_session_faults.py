@@ -123,13 +123,13 @@ def _mid_game(table: Table, watch: int, size: int = 100_000) -> None:
 
 
 def _assert_records(table: Table, seats: list[int], silent: int) -> None:
-    """Every named peer's transcript verifies, names no loser, and names ``silent`` (and no
-    one else) as the peer its owner lost contact with."""
+    """Every named peer's transcript verifies and names no loser; the others name ``silent``
+    (and no one else) as the peer they lost contact with."""
     for seat in seats:
         report = verify_transcript(table.transcripts[seat])
         assert report.valid, (seat, report.fault, table.output())
         assert report.losers == [], (seat, report.verdict)
-        if report.owner_key != report.culprits[0]:
+        if seat != silent:  # the silent one's own record names whom it could not reach
             assert [fingerprint_of(k) for k in report.culprits] == [table.fingerprints[silent]]
 
 
@@ -320,3 +320,25 @@ def test_a_peer_restarted_in_game_2_of_3_resumes_and_finishes_the_session(
     together = _verify(*(table.folder / f"own{seat}" for seat in range(3)))
     assert together.returncode == 0, together.stdout + together.stderr
     assert "result signed by 3 of 3 players" in together.stdout
+
+
+def test_a_peer_restarted_after_the_others_gave_up_names_no_loser(
+    make_table: Callable[..., Table],
+) -> None:
+    """Item 4, the other half: a joiner killed mid-game and started again (``--resume``)
+    only after the others stopped over its silence and exited. It can only lose contact
+    with whomever it waits for: its record verifies and names no loser, like theirs, and
+    verify over every record reports what each knew."""
+    table = make_table("moska", 3, timeout=3, pace=0.02)
+    _mid_game(table, 2, 30_000)
+    victim = table.peers[2]
+    victim.kill()
+    assert [table.peers[i].finish(30) for i in (0, 1)] == [1, 1], table.output()
+    victim.args = [*victim.args, "--resume"]
+    victim.start()
+    assert victim.finish(30) == 1, victim.out + victim.err
+    assert "resumed the game saved in" in victim.out, victim.out
+    _assert_records(table, [0, 1, 2], silent=2)
+    together = _verify(table.folder)
+    assert together.returncode == 0, together.stdout + together.stderr
+    assert "no result, nobody lost" in together.stdout, together.stdout
