@@ -116,6 +116,12 @@ class Tally:
             else:
                 self.streaks[seat] = 0
 
+    @property
+    def decided(self) -> int:
+        """Games with a result: all but those stopped over lost contact (§15.4), which nobody
+        lost; the loss rates are over these."""
+        return sum(1 for g in self.games if not (g.forfeit and not g.losers))
+
     def on_the_pedestal(self) -> list[str]:
         """Who stands *korokkeella* now (lost exactly the last two games, M24)."""
         return [name for seat, name in enumerate(self.names) if self.streaks[seat] == 2]

@@ -214,6 +214,19 @@ def test_korokkeella_and_poronmuna_are_counted_per_run_of_losses() -> None:
         tally.record(GameRecord(9, bytes(32), b"", (), False, 0))
 
 
+def test_a_game_stopped_over_lost_contact_is_counted_without_a_result() -> None:
+    """Issue 25: nobody lost it, and the loss rates are over the games with a result."""
+    from moska_p2p.cli.results import results_table
+
+    tally = Tally(["a", "b"], 5)
+    tally.record(GameRecord(1, bytes(32), b"\x01", (0,), False, 0))
+    tally.record(GameRecord(2, bytes(32), b"", (), True, 0))  # stopped: lost contact
+    assert tally.losses == [1, 0] and tally.forfeits == [0, 0] and tally.decided == 1
+    lines = results_table(tally)
+    assert lines[0] == "session results: 2 of 5 games (1 without a result: contact lost)"
+    assert "100.0%" in lines[2] and "  0.0%" in lines[3], lines
+
+
 def test_the_pedestal_note_names_who_lost_the_last_two_games_only() -> None:
     """M24's custom is said at "next game?"; the signed length is never extended."""
     tally = Tally(["ann", "bob", "cid"], 5)
