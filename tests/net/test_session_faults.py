@@ -124,13 +124,15 @@ def _mid_game(table: Table, watch: int, size: int = 100_000) -> None:
 
 def _assert_records(table: Table, seats: list[int], silent: int) -> None:
     """Every named peer's transcript verifies and names no loser; the others name ``silent``
-    (and no one else) as the peer they lost contact with."""
+    among the peers they lost contact with (on a loaded machine a peer may also have waited
+    for another's frame at that moment: named, never a loser)."""
     for seat in seats:
         report = verify_transcript(table.transcripts[seat])
         assert report.valid, (seat, report.fault, table.output())
-        assert report.losers == [], (seat, report.verdict)
+        assert report.losers == [] and not report.conviction, (seat, report.verdict)
         if seat != silent:  # the silent one's own record names whom it could not reach
-            assert [fingerprint_of(k) for k in report.culprits] == [table.fingerprints[silent]]
+            named = [fingerprint_of(k) for k in report.culprits]
+            assert table.fingerprints[silent] in named, (seat, report.verdict)
 
 
 def test_a_peer_stopped_past_the_timeout_leaves_records_that_verify(
