@@ -411,6 +411,7 @@ def _chain(
             ):
                 raise TallyError(
                     f"game {number}: {other.name} and {deciding[0].name} disagree on the game"
+                    f" ({other.name}: {_outcome(r)}; {deciding[0].name}: {_outcome(first)})"
                 )
         config = first.config
         assert config is not None and first.game_id is not None
@@ -521,6 +522,16 @@ def _check_results(
                 f" {fingerprint_of(owner)} signed"
             )
     return list(found.values())
+
+
+def _outcome(report: Report) -> str:
+    """What a record says of its game, in a few words (for a disagreement)."""
+    if report.game_id is None:
+        return "no game"
+    if report.verdict is not None:
+        return f"stopped, {report.verdict_kind} naming seats {report.losers or report.lost_contact}"
+    state = (report.final_state_hash or "")[:16]
+    return f"game {report.game_id[:16]} finished, lost: seats {report.losers}, state {state}"
 
 
 def _printable(name: str) -> str:

@@ -313,9 +313,7 @@ def test_a_peer_restarted_in_game_2_of_3_resumes_and_finishes_the_session(
     assert codes == [0, 0, 0], table.output()
     assert re.search(r"resumed the game saved in \S*p2-g2\.moska", victim.out), victim.out
     for peer in table.peers:
-        assert "session over (all 3 games played); signed by 3 of 3 players" in peer.out, (
-            peer.out
-        )
+        assert "session over (all 3 games played); signed by 3 of 3 players" in peer.out, peer.out
     for seat in range(3):
         checked = _verify(_own_folder(table, seat))
         assert checked.returncode == 0, checked.stdout + checked.stderr

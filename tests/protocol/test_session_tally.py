@@ -288,6 +288,36 @@ def test_a_missing_signature_fails(session: tuple[Path, list[Network]]) -> None:
     )
 
 
+def test_records_that_decide_a_game_differently_are_a_fault_that_says_how(
+    session: tuple[Path, list[Network]],
+) -> None:
+    """Issue 25: two records of one game that both decide it must agree; the fault says
+    what each says. A record of lost contact says less and agrees with either."""
+    folder, nets = session
+    results = _results(folder, nets)
+    every = _transcripts(folder)
+    first, second = (t for t in every if "-g1." in t.name)
+    other = 1 - first.report.losers[0] if first.report.losers else 0
+    lying = dataclasses.replace(second.report, losers=[other])
+    rest = [t for t in every if "-g1." not in t.name]
+    check = check_session([first, Transcript(lying, second.digest, second.name), *rest], results)
+    assert check.fault is not None and "disagree on the game" in check.fault, check.fault
+    assert f"lost: seats [{other}]" in check.fault and f"lost: seats {first.report.losers}" in (
+        check.fault
+    )
+    silent = dataclasses.replace(
+        second.report,
+        verdict="timeout: ...",
+        verdict_kind=v.TIMEOUT,
+        culprits=(first.report.owner_key,),
+        conviction=False,
+        losers=[],
+        final_state_hash=None,
+    )
+    mixed = [first, Transcript(silent, second.digest, second.name), *rest]
+    assert check_session(mixed, results).fault is None
+
+
 def test_a_dropped_game_fails(tmp_path: Path, session: tuple[Path, list[Network]]) -> None:
     folder, nets = session
     results = _results(folder, nets)
