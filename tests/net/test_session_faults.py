@@ -342,3 +342,32 @@ def test_a_peer_restarted_after_the_others_gave_up_names_no_loser(
     together = _verify(table.folder)
     assert together.returncode == 0, together.stdout + together.stderr
     assert "no result, nobody lost" in together.stdout, together.stdout
+
+
+def test_a_peer_stopped_in_game_2_of_3_leaves_sessions_that_verify(
+    make_table: Callable[..., Table],
+) -> None:
+    """Items 3 and 1 together: SIGSTOP a joiner in game 2 of ``--games 3`` past the timeout.
+    The others end the session over the lost contact; the sleeper wakes, takes their verdict
+    and ends its session too. Every folder verifies alone and all together, and game 2 has
+    no loser in any of them."""
+    table = make_table("durak", 3, host_args=["--games", "3"], timeout=3, pace=0.02)
+    sleeper = table.peers[2]
+    _in_game(sleeper, table.folder / "p2-g2.moska", 2)
+    sleeper.kill(signal.SIGSTOP)
+    try:
+        table.peers[0].wait_for(r"game stopped: timeout", 20)
+        time.sleep(1.0)
+    finally:
+        sleeper.kill(signal.SIGCONT)
+    codes = table.finish(40)
+    assert codes == [1, 1, 1], table.output()
+    for seat in range(3):
+        report = verify_transcript(table.folder / f"p{seat}-g2.moska")
+        assert report.valid and report.losers == [], (seat, report.fault, report.verdict)
+        checked = _verify(_own_folder(table, seat))
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert "(1 without a result: contact lost)" in checked.stdout, checked.stdout
+    together = _verify(*(table.folder / f"own{seat}" for seat in range(3)))
+    assert together.returncode == 0, together.stdout + together.stderr
+    assert "game 2: no result, nobody lost" in together.stdout, together.stdout
