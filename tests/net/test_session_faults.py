@@ -297,21 +297,22 @@ def test_a_partition_leaves_two_records_of_lost_contact_and_no_loser(
     assert "no result, nobody lost (the records differ)" in together.stdout, together.stdout
 
 
+@pytest.mark.parametrize("seat", [0, 2], ids=["host", "joiner"])
 def test_a_peer_restarted_in_game_2_of_3_resumes_and_finishes_the_session(
-    make_table: Callable[..., Table],
+    make_table: Callable[..., Table], seat: int
 ) -> None:
-    """Item 2: kill -9 a joiner in game 2 of ``--games 3`` and run the very same command
+    """Item 2: kill -9 a peer in game 2 of ``--games 3`` and run the very same command
     again within the timeout: it finds game 2's saved state, its links are of the session's
     table, it finishes game 2 and plays game 3 with the others, and every folder verifies."""
     table = make_table("durak", 3, host_args=["--games", "3"], timeout=8, pace=0.01)
-    victim = table.peers[2]
-    _in_game(victim, table.folder / "p2-g2.moska", 2, 40_000)
+    victim = table.peers[seat]
+    _in_game(victim, table.folder / f"p{seat}-g2.moska", 2, 40_000)
     victim.kill()
     time.sleep(0.3)
     victim.start()
     codes = table.finish(120)
     assert codes == [0, 0, 0], table.output()
-    assert re.search(r"resumed the game saved in \S*p2-g2\.moska", victim.out), victim.out
+    assert re.search(rf"resumed the game saved in \S*p{seat}-g2\.moska", victim.out), victim.out
     for peer in table.peers:
         assert "session over (all 3 games played); signed by 3 of 3 players" in peer.out, peer.out
     for seat in range(3):
