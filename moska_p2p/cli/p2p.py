@@ -214,12 +214,15 @@ def verify(
         if as_json:
             data = report.to_json()
             keys = ("valid", "game_id", "final_state_hash", "losers", "fault", "verdict")
-            typer.echo(json.dumps({k: data[k] for k in keys}))
+            data["lost_contact"] = report.lost_contact  # seats named, never losers (§15.4)
+            typer.echo(json.dumps({k: data[k] for k in (*keys, "lost_contact")}))
         elif report.valid and report.verdict is not None:
             losers = ", ".join(f"seat {s}" for s in report.losers) or "nobody"
+            contact = ", ".join(f"seat {s}" for s in report.lost_contact)
             typer.echo(
                 f"valid: {file.name}: game {report.game_id} stopped after {report.moves} moves:"
-                f" {report.verdict}; forfeit: {losers}"
+                f" {report.verdict}; "
+                + (f"lost contact with {contact}, nobody lost" if contact else f"forfeit: {losers}")
             )
         elif report.valid:
             losers = ", ".join(f"seat {s}" for s in report.losers) or "nobody (a draw)"
@@ -231,6 +234,7 @@ def verify(
             typer.echo(f"INVALID: {file.name}: {report.fault}", err=True)
     if session_files or any(path.is_dir() for path in files):  # one game's file: that game
         invalid |= not _verify_sessions(checked, session_files, as_json)
+    invalid |= not _compare_records(checked, as_json)
     if invalid:
         raise typer.Exit(1)
 
@@ -294,9 +298,50 @@ def _verify_sessions(
             )
             for line in results_table(tally):
                 typer.echo(line)
+            for note in check.notes:
+                typer.echo(note)
         else:
             typer.echo(f"INVALID: session {sid.hex()[:16]}: {check.fault}", err=True)
         good &= check.fault is None
+    return good
+
+
+def _compare_records(checked: Sequence[tuple[Path, Any]], as_json: bool) -> bool:
+    """Several peers' records of one single game (not of a session: those are compared by
+    the session's check): say whether they agree, or exactly how they differ. Records of
+    lost contact never contradict the others (PROTOCOL.md §15.4); records that decide the
+    game (finished, or a conviction) and differ are a fault. Whether nothing contradicts."""
+    from ..protocol.tally import Transcript, contact_split, decided, session_of
+
+    games: dict[str, list[tuple[Path, Any]]] = {}
+    for file, report in checked:
+        if report.valid and report.game_id and session_of(report) is None:
+            games.setdefault(report.game_id, []).append((file, report))
+    good = True
+    for gid, copies in games.items():
+        owners = {r.owner_key for _, r in copies}
+        if len(owners) < 2:
+            continue
+        deciding = [(f, r) for f, r in copies if decided(r)]
+        outcomes = {(r.final_state_hash, tuple(r.losers)) for _, r in deciding}
+        agree = len(outcomes) <= 1
+        good &= agree
+        if not agree:
+            said = "; ".join(f"{f.name}: lost {r.losers or 'nobody'}" for f, r in deciding)
+            line = f"the records of game {gid[:16]} disagree: {said}"
+        elif deciding:
+            line = f"game {gid[:16]}: {len(owners)} players' records agree"
+            if len(deciding) < len(copies):
+                line += " (some only lost contact before the end)"
+        else:
+            first = copies[0][1]
+            marked = [Transcript(r, b"", f.name) for f, r in copies]
+            line = f"game {gid[:16]}: " + contact_split(marked, first.seats, first.names)
+        if as_json:
+            typer.echo(json.dumps({"game_id": gid, "records": len(copies), "agree": agree,
+                                   "note": line}))  # fmt: skip
+        else:
+            typer.echo(line, err=not agree)
     return good
 
 

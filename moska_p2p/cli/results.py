@@ -14,14 +14,16 @@ from ..protocol.tally import Tally
 
 
 def results_table(tally: Tally) -> list[str]:
-    """The session's results, one line per seat: losses, loss rate with its 95% Wilson
-    interval, forfeits, and how often each player stood *korokkeella* (two losses in a row)
-    and became a *poronmuna* (three in a row)."""
-    games = len(tally.games)
+    """The session's results, one line per seat: losses, loss rate (over the games with a
+    result) with its 95% Wilson interval, forfeits, and how often each player stood
+    *korokkeella* (two losses in a row) and became a *poronmuna* (three in a row)."""
+    games = tally.decided  # a game stopped over lost contact has no result to rate
     planned = f" of {tally.planned}" if tally.planned else ""
+    unresolved = len(tally.games) - games
+    note = f" ({unresolved} without a result: contact lost)" if unresolved else ""
     width = max([6, *(len(n) for n in tally.names)])
     lines = [
-        f"session results: {games}{planned} games",
+        f"session results: {len(tally.games)}{planned} games{note}",
         f"  {'seat':>4s}  {'player':{width}s} {'losses':>6s} {'loss rate':>9s}"
         f"  {'95% CI':^15s} {'forfeits':>8s} {'korokkeella':>11s} {'poronmuna':>9s}",
     ]

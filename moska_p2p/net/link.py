@@ -20,6 +20,7 @@ import trio
 from .wire import (
     BYE,
     NEXT,
+    REFUSE,
     SYNC,
     FrameStream,
     HandshakeError,
@@ -114,7 +115,7 @@ class Link:
                 self.owner.on_frame(prefixed(body), self.key)
             elif message.key != self.key:
                 raise HandshakeError("a network message signed by another key")
-            elif message.kind in (SYNC, BYE, NEXT):
+            elif message.kind in (SYNC, BYE, NEXT, REFUSE):
                 self.owner.on_net(self, message)
             else:
                 raise HandshakeError(f"a {message.kind} message on a game connection")

@@ -20,13 +20,15 @@ import trio
 from ..crypto.identity import fingerprint_of, parse_fingerprint
 from ..protocol.config import TableConfig, lobby_id
 from .known import KnownPeers, KnownPeersError
-from .links import MAX_BACKOFF, MIN_BACKOFF, LinkNode
+from .links import MAX_BACKOFF, MIN_BACKOFF, REFUSE_WAIT, LinkNode
 from .persist import SavedGame
-from .state import _Lobby, _printable, _reason
+from .state import _Lobby, _printable, _reason, host_port
 from .wire import (
     HI,
     JOIN,
     MAX_NAME,
+    MAX_REASON,
+    REFUSE,
     START,
     ClosedError,
     Entry,
@@ -91,7 +93,7 @@ class LobbyNode(LinkNode):
             config = TableConfig.from_wire(hi.body["config"])
             host_name = _printable(str(hi.body["name"])[:MAX_NAME])
             self.o.echo(
-                f"table at {host}:{port}: {config.preset} for {config.players} players,"
+                f"table at {host_port(host, port)}: {config.preset} for {config.players} players,"
                 f" opened by {host_name} ({fingerprint_of(hi.key)}); timeout {config.timeout:g} s"
                 + (f"; a session of {config.games} games" if config.in_session else "")
             )
@@ -103,12 +105,16 @@ class LobbyNode(LinkNode):
             with trio.fail_after(self.o.connect_timeout):
                 await self._prove(fs, JOIN, lobby, hi.key, hi.body["nonce"], join)
             self.o.echo(
-                f"joined; waiting for the table to fill (listening on {self.o.bind}:{self.port}"
-                " for the other players)"
+                "joined; waiting for the table to fill (listening on"
+                f" {host_port(self.o.bind, self.port)} for the other players)"
             )
             with trio.fail_after(self.o.lobby_wait):
                 start = await fs.receive_net(START)
-            roster = self._check_start(start, hi.key, config)
+            try:
+                roster = self._check_start(start, hi.key, config)
+            except HandshakeError as error:
+                await self._refuse_start(fs, str(error))
+                raise
         except BaseException:
             await trio.aclose_forcefully(stream)
             raise
@@ -117,6 +123,14 @@ class LobbyNode(LinkNode):
         path = self._game_path(config, 1)
         saved = SavedGame(path, secret, config, roster, me, self.o.name, (host, port))
         return fs, saved
+
+    async def _refuse_start(self, fs: FrameStream, reason: str) -> None:
+        """Tell the host why this peer will not play the table it started (a changed key
+        of a known player, a bad roster): the host shows it, instead of seeing only the
+        silence of a peer that never says hello (issue 25 item 5)."""
+        frame = net_frame(self.identity, REFUSE, {"reason": reason[:MAX_REASON]})
+        with trio.move_on_after(REFUSE_WAIT):
+            await fs.send(frame)
 
     def _my_host(self, stream: trio.abc.Stream) -> str:
         """The address the others should dial us at: ``--bind`` when it names one, else the
@@ -360,10 +374,10 @@ class LobbyNode(LinkNode):
         if self.o.bind in ("0.0.0.0", "", "::"):
             lan = _lan_address()
             if lan:
-                self.o.echo(f"join from the network with: moska join {lan}:{self.port}")
+                self.o.echo(f"join from the network with: moska join {host_port(lan, self.port)}")
             self.o.echo(f"join from this machine with: moska join 127.0.0.1:{self.port}")
         else:
-            self.o.echo(f"join with: moska join {self.o.bind}:{self.port}")
+            self.o.echo(f"join with: moska join {host_port(self.o.bind, self.port)}")
 
 
 def _refused(error: BaseException) -> bool:

@@ -58,7 +58,9 @@ The seat's side (:class:`Player`, :class:`GamePort`) is :mod:`.port`. What the n
   the next game that arrive before this peer has started it are held (a bounded few). At the
   end every peer signs the session's result (:mod:`moska_p2p.protocol.tally`), sends it on
   every link (a ``session-result`` frame, handed to no session) and writes everyone's next to
-  its transcripts. A peer resumed after a crash finishes its game, not the session.
+  its transcripts. A peer resumed after a crash finishes its game and, when its own
+  transcripts of the earlier games verify, is counted back into the session (it votes,
+  plays on and signs the result like the others).
 * **Shutdown.** On Ctrl-C (SIGINT/SIGTERM with ``handle_signals``; when the player agrees)
   the peer sends a signed ``leave``; at any end it says ``bye`` on every link and waits
   (boundedly) for the others to close, so that its last frames are read before its sockets close.
@@ -86,6 +88,7 @@ from .state import (
     Stats,
     _Lobby,
     _reason,
+    host_port,
 )
 from .wire import (
     FrameStream,
@@ -186,7 +189,8 @@ class Node(LobbyNode):
                         reason = "connection refused (no table is open at that address)"
                     elif isinstance(e, trio.TooSlowError):
                         reason = "no answer in time (the table did not fill, or no host there)"
-                    self._conclude(Outcome(EXIT_FAILED, f"could not join {host}:{port}: {reason}"))
+                    where = host_port(host, port)
+                    self._conclude(Outcome(EXIT_FAILED, f"could not join {where}: {reason}"))
             if entered is not None:
                 stream, saved = entered
                 self._begin(saved, None, {0: stream})
@@ -216,6 +220,7 @@ class Node(LobbyNode):
 
         async def body() -> None:
             self._resumed = True
+            self.o.transcript = self._session_base(saved)  # a session's other files' names
             self._begin(saved, frames, {})
             await self._play_out()
 

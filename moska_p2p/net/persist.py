@@ -25,8 +25,9 @@ import contextlib
 import os
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from glob import escape as glob_escape
 from pathlib import Path
 
 from ..crypto.identity import fingerprint_of
@@ -64,15 +65,27 @@ def find_saved(transcript: Path | None, public_key: bytes) -> Path | None:
     """The ``.resume`` file a re-run of the command should pick up: next to ``transcript``
     when one was named, else this identity's newest one in :func:`data_dir`."""
     if transcript is not None:
+        # a single game's, or the newest of a session's games (NAME-gN.moska beside it)
         path = resume_path(transcript)
-        return path if path.is_file() else None
+        found = [path] if path.is_file() else []
+        found += transcript.parent.glob(
+            f"{glob_escape(transcript.stem)}-g*{glob_escape(transcript.suffix)}{RESUME_SUFFIX}"
+        )
+        return _newest(found)
     folder = data_dir()
     if not folder.is_dir():
         return None
-    found = sorted(
-        folder.glob(f"*-{fingerprint_of(public_key)}.moska{RESUME_SUFFIX}"),
-        key=lambda p: p.stat().st_mtime,
+    mine = fingerprint_of(public_key)
+    return _newest(
+        [
+            *folder.glob(f"*-{mine}.moska{RESUME_SUFFIX}"),
+            *folder.glob(f"*-{mine}-g*.moska{RESUME_SUFFIX}"),
+        ]
     )
+
+
+def _newest(paths: Iterable[Path]) -> Path | None:
+    found = sorted((p for p in paths if p.is_file()), key=lambda p: p.stat().st_mtime)
     return found[-1] if found else None
 
 

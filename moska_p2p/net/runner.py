@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import trio
 
 from ..protocol import verdict as v
-from ..protocol.config import table_id
+from ..protocol.config import session_id, table_id
 from ..protocol.frames import SESSION_RESULT, FrameError, open_frame
 from ..protocol.session import RESULT, PeerSession, drbg
 from ..protocol.tally import next_dealer
@@ -31,6 +31,7 @@ from .state import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Outcome, _printable
 from .wire import (
     BYE,
     NEXT,
+    REFUSE,
     SYNC,
     FrameStream,
     HandshakeError,
@@ -67,7 +68,12 @@ class RunnerNode(SessionNode):
         keys = [e.key for e in saved.roster]
         self._names = {e.key: e.name for e in saved.roster}
         if not later:
-            self._table_id = table_id(saved.config, keys)
+            # the links of a session are bound to its first game's table id, the session id
+            # (PROTOCOL.md §22), also when this peer resumes a later game after a restart
+            config = saved.config
+            self._table_id = (
+                session_id(config, keys) if config.in_session else table_id(config, keys)
+            )
         self.send_timeout = min(self.o.connect_timeout, saved.config.timeout)
         now = trio.current_time()
         self.stats.players = saved.config.players
@@ -128,6 +134,11 @@ class RunnerNode(SessionNode):
         if message.kind == BYE:
             self.gone.add(link.key)
             log.info("%s is done: %s", self._label(link.key), str(message.body["reason"])[:200])
+            return
+        if message.kind == REFUSE:  # a joiner that will not play the table we started
+            reason = _printable(str(message.body["reason"])[:200])
+            self.o.echo(f"{self._label(link.key)} refused the table: {reason}")
+            self.gone.add(link.key)
             return
         if message.kind == NEXT:  # it may come before this peer is done with that game
             self._votes[(int(message.body["game"]), link.key)] = bool(message.body["go"])
@@ -211,7 +222,7 @@ class RunnerNode(SessionNode):
             saved = self.saved
             if saved is None or not saved.config.in_session:
                 break
-            if self._resumed:
+            if self._resumed and not await self._recount():
                 self.o.echo(
                     f"game {saved.config.game} of the session was resumed after a restart: the"
                     " session ends here for this peer (its earlier games are in their own"

@@ -24,6 +24,8 @@ from ..protocol.tally import (
     sign_result,
     write_session_file,
 )
+from ..protocol.transcript import verify_transcript
+from .persist import SavedGame
 from .state import EXIT_OK, NodeState, Outcome, _reason
 from .wire import (
     NEXT,
@@ -50,6 +52,15 @@ class SessionNode(NodeState):
         if not config.in_session:
             return base
         return base.with_name(f"{base.stem}-g{number}{base.suffix}")
+
+    @staticmethod
+    def _session_base(saved: SavedGame) -> Path:
+        """The ``--transcript`` a session's game file was named after (``NAME.moska`` for
+        ``NAME-g3.moska``): what a peer resumed in that game names its other files by."""
+        path, tail = saved.transcript, f"-g{saved.config.game}"
+        if saved.config.in_session and path.stem.endswith(tail):
+            return path.with_name(path.stem[: -len(tail)] + path.suffix)
+        return path
 
     def _next_may_come(self) -> bool:
         """Whether a frame that comes after this game's end may be of the session's next."""
@@ -83,7 +94,11 @@ class SessionNode(NodeState):
                 session.dealer,
             )
         elif isinstance(end, v.Stopped) and any(s >= 0 for s in end.verdict.seats):
-            seats = tuple(sorted(s for s in end.verdict.seats if s >= 0))  # as verify does
+            # as verify does: convicted culprits lose; those this peer only lost contact
+            # with are named in the transcript but lose nothing (PROTOCOL.md §15.4)
+            seats = tuple(sorted(s for s in end.verdict.seats if s >= 0))
+            if not end.verdict.conviction:
+                seats = ()
             number = saved.config.game
             record = GameRecord(number, session.game_id, b"", seats, True, session.dealer)
         else:
@@ -94,6 +109,38 @@ class SessionNode(NodeState):
         self.tally.record(record)
         self.game_files.append(saved.transcript)
         return record
+
+    async def _recount(self) -> bool:
+        """A peer resumed in game k of a session after a restart: count games 1 to k-1 again
+        from its own transcripts of them (each must verify and have finished), so that it
+        goes on with the session and signs its result like the others. False when it cannot:
+        it then finishes its game only."""
+        saved, session = self.saved, self.session
+        assert saved is not None and session is not None
+        config = saved.config
+        if not config.in_session or self.tally is not None or not session.seats:
+            return config.in_session and bool(session.seats)
+        tally = Tally([self._seat_name(s) for s in range(len(session.seats))], config.games)
+        files = []
+        for number in range(1, config.game):
+            path = self._game_path(config, number)
+            report = await trio.to_thread.run_sync(verify_transcript, path)
+            if not report.valid or report.verdict is not None or report.game_id is None:
+                self.o.echo(f"cannot count game {number} again from {path}: {report.fault}")
+                return False
+            tally.record(
+                GameRecord(
+                    number,
+                    bytes.fromhex(report.game_id),
+                    bytes.fromhex(report.final_state_hash or ""),
+                    tuple(report.losers),
+                    False,
+                    report.dealer,
+                )
+            )
+            files.append(path)
+        self.tally, self.game_files = tally, files
+        return True
 
     async def _between_games(self, outcome: Outcome) -> bool:
         """Count the game, print the score line, and agree with everyone on the next game:
@@ -201,6 +248,10 @@ class SessionNode(NodeState):
         for link in self.links.values():
             link.enqueue(self._my_result)
         expected = {e.key for e in saved.roster} - self._left
+        if isinstance(self._end, v.Stopped):
+            # whoever the last game stopped on is gone or out of reach: no signature of its
+            # can come (§22), so nobody waits for one
+            expected -= set(self._end.verdict.keys)
         with trio.move_on_after(min(RESULT_WAIT, saved.config.timeout)):
             while not expected <= set(self._results):
                 self._result_in = trio.Event()

@@ -234,3 +234,9 @@ def _peak_rss_kb() -> int:
 def _printable(name: str) -> str:
     """A name from the network, safe to print: no control characters (no terminal escapes)."""
     return "".join(c if c.isprintable() else "?" for c in name)
+
+
+def host_port(host: str, port: int) -> str:
+    """``HOST:PORT`` as ``moska join`` reads it back: an IPv6 address in brackets
+    (``[::1]:7777``), since its own colons would otherwise swallow the port."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

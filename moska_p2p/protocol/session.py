@@ -134,6 +134,11 @@ class PeerSession:
         self._clock: float | None = None
         self._suspended_at: float | None = None
         self._waited_at = -1.0e18
+        self.owner_word: bool | None = None
+        """An observer replaying a file: what the file's owner did with the verdict of
+        silence it is about to apply (True: took it, False: refused it; None: judge by the
+        rules). That hangs on the owner's clock, which a file cannot show (§17); a verdict
+        of silence convicts nobody either way (§15.4)."""
         self.max_tick_gap: float | None = None
         """Set by a driver that ticks regularly: a longer gap between two ticks means this
         peer was suspended, and the silence it did not watch is not held against anyone."""
@@ -539,10 +544,13 @@ class PeerSession:
         )
 
     def _stop(self, verdict: v.Verdict) -> None:
-        """Stop the game. The culprits forfeit it (they are its losers), and this peer signs
-        its verdict so the transcript ends with what it concluded and why."""
+        """Stop the game. Convicted culprits forfeit it (they are its losers); a peer this
+        one only lost contact with is named but loses nothing (§15.4). This peer signs its
+        verdict so the transcript ends with what it concluded and why."""
         self.verdict = verdict
-        self.play_phase.losers = tuple(s for s in verdict.seats if s >= 0)
+        self.play_phase.losers = (
+            tuple(s for s in verdict.seats if s >= 0) if verdict.conviction else ()
+        )
         me = self.peers.get(self.me)
         # Before every hello is in there is no game id: the verdict is then signed for the
         # table (its second message, right after its hello), so a table that ends before its
@@ -634,6 +642,8 @@ class PeerSession:
             k in self.peers and self._now - self.peers[k].heard_at >= half for k in culprits
         )
         seen_silent = waited and set(culprits) <= set(self.waiting_on())
+        if self.is_observer and self.owner_word is not None:
+            seen_silent = self.owner_word
         if silent and (seen_silent or me_asleep):
             self._stop(
                 v.Verdict(

@@ -116,6 +116,12 @@ class Tally:
             else:
                 self.streaks[seat] = 0
 
+    @property
+    def decided(self) -> int:
+        """Games with a result: all but those stopped over lost contact (§15.4), which nobody
+        lost; the loss rates are over these."""
+        return sum(1 for g in self.games if not (g.forfeit and not g.losers))
+
     def on_the_pedestal(self) -> list[str]:
         """Who stands *korokkeella* now (lost exactly the last two games, M24)."""
         return [name for seat, name in enumerate(self.names) if self.streaks[seat] == 2]
@@ -308,6 +314,7 @@ class SessionCheck:
     tally: Tally | None = None
     results: int = 0  # signed results checked
     left: tuple[bytes, ...] = ()
+    notes: tuple[str, ...] = ()  # games no record decided: what each record says (§22)
 
 
 def session_of(report: Report) -> bytes | None:
@@ -329,16 +336,49 @@ def check_session(
     sid = next(iter(sessions)) if len(sessions) == 1 else None
     if sid is None:
         return SessionCheck(b"", "the transcripts are not of one session")
+    notes: list[str] = []
     try:
-        tally, games, seats = _chain(transcripts, names or {})
+        tally, games, seats = _chain(transcripts, names or {}, notes)
         found = _check_results(sid, transcripts, results, games, seats)
     except TallyError as error:
         return SessionCheck(sid, str(error))
-    return SessionCheck(sid, None, tally, len(found), found[0].left if found else ())
+    left = found[0].left if found else ()
+    return SessionCheck(sid, None, tally, len(found), left, tuple(notes))
+
+
+def decided(report: Report) -> bool:
+    """Whether a record decides its game: finished, or stopped by a conviction. A record of
+    lost contact decides nothing (§15.4): it agrees with any other record of its game."""
+    return report.verdict is None or report.conviction
+
+
+def contact_split(
+    copies: Sequence[Transcript], seats: Sequence[bytes], names: Sequence[str]
+) -> str:
+    """What each record of a game no record decided says, in one line: who lost contact
+    with whom, grouped by what they say ("seat 0 (ann), seat 1 (bob) lost contact with seat
+    2 (cy)"; two groups when the records differ, as after a partition)."""
+
+    def label(key: bytes) -> str:
+        if key in seats:
+            seat = seats.index(key)
+            return f"seat {seat} ({names[seat]})" if seat < len(names) else f"seat {seat}"
+        return fingerprint_of(key)
+
+    said: dict[tuple[bytes, ...], list[str]] = {}
+    for t in copies:
+        owner = label(t.report.owner_key)
+        said.setdefault(tuple(sorted(t.report.culprits)), []).append(owner)
+    parts = [
+        f"{', '.join(owners)} lost contact with {', '.join(label(k) for k in culprits)}"
+        for culprits, owners in sorted(said.items(), key=lambda item: item[1])
+    ]
+    agreed = "every record agrees" if len(said) == 1 else "the records differ"
+    return f"no result, nobody lost ({agreed}): " + "; ".join(parts)
 
 
 def _chain(
-    transcripts: Sequence[Transcript], names: Mapping[bytes, str]
+    transcripts: Sequence[Transcript], names: Mapping[bytes, str], notes: list[str]
 ) -> tuple[Tally, list[GameRecord], tuple[bytes, ...]]:
     by_number: dict[int, list[Transcript]] = {}
     for t in transcripts:
@@ -346,8 +386,8 @@ def _chain(
         if not report.valid:
             raise TallyError(f"{t.name} does not verify: {report.fault}")
         assert report.config is not None
-        if report.verdict is not None and not report.losers:
-            continue  # stopped before anyone had a seat to forfeit: never played, not counted
+        if report.verdict is not None and not report.seats:
+            continue  # stopped before the seats were drawn: never played, not counted
         by_number.setdefault(report.config.game, []).append(t)
     if not by_number:
         raise TallyError("no game of the session was played")
@@ -359,16 +399,19 @@ def _chain(
         copies = by_number.get(number)
         if not copies:
             raise TallyError(f"game {number} of the session is missing (no transcript of it)")
-        first = copies[0].report
+        # A record of lost contact agrees with any other (it says less); the records that
+        # decide the game (finished, or a conviction) must all say the same.
+        deciding = [t for t in copies if decided(t.report)] or copies
+        first = deciding[0].report
         for other in copies[1:]:
             r = other.report
-            if (r.game_id, r.final_state_hash, r.losers) != (
-                first.game_id,
-                first.final_state_hash,
-                first.losers,
+            if r.game_id != first.game_id or (
+                decided(r)
+                and (r.final_state_hash, r.losers) != (first.final_state_hash, first.losers)
             ):
                 raise TallyError(
-                    f"game {number}: {other.name} and {copies[0].name} disagree on the game"
+                    f"game {number}: {other.name} and {deciding[0].name} disagree on the game"
+                    f" ({other.name}: {_outcome(r)}; {deciding[0].name}: {_outcome(first)})"
                 )
         config = first.config
         assert config is not None and first.game_id is not None
@@ -394,6 +437,9 @@ def _chain(
             told = dict(zip(seats, first.names, strict=False))
             label = [_printable(names.get(k) or told.get(k) or fingerprint_of(k)) for k in seats]
             tally = Tally(label, config.games)
+        assert tally is not None
+        if not decided(first):
+            notes.append(f"game {number}: {contact_split(copies, seats, tally.names)}")
         record = GameRecord(
             number,
             bytes.fromhex(first.game_id),
@@ -403,7 +449,6 @@ def _chain(
             first.dealer,
         )
         games.append(record)
-        assert tally is not None
         tally.record(record)
         previous = first
     assert tally is not None
@@ -458,8 +503,11 @@ def _check_results(
                 f"game {seen.number} is not the game the session result signed (swapped or"
                 " reordered)"
             )
+    # After a game stopped by a verdict the players may be out of reach of each other: each
+    # result holds the signatures its signer could gather (§22), none is owed.
+    stopped = bool(games) and games[-1].forfeit
     for key in seats:
-        if key not in found and key not in reference.left:
+        if key not in found and key not in reference.left and not stopped:
             raise TallyError(f"the session result lacks the signature of {fingerprint_of(key)}")
     for t in transcripts:
         owner = t.report.owner_key
@@ -474,6 +522,16 @@ def _check_results(
                 f" {fingerprint_of(owner)} signed"
             )
     return list(found.values())
+
+
+def _outcome(report: Report) -> str:
+    """What a record says of its game, in a few words (for a disagreement)."""
+    if report.game_id is None:
+        return "no game"
+    if report.verdict is not None:
+        return f"stopped, {report.verdict_kind} naming seats {report.losers or report.lost_contact}"
+    state = (report.final_state_hash or "")[:16]
+    return f"game {report.game_id[:16]} finished, lost: seats {report.losers}, state {state}"
 
 
 def _printable(name: str) -> str:

@@ -103,6 +103,15 @@ class Report:
     names: tuple[str, ...] = ()  # the seats' names, as their hellos gave them
     verdict_kind: str | None = None  # a stopped game: the observer's verdict's kind
     culprits: tuple[bytes, ...] = ()  # and the public keys it names
+    conviction: bool = False  # whether it convicts them (False: its owner lost contact)
+
+    @property
+    def lost_contact(self) -> list[int]:
+        """The seats a stopped game's owner lost contact with: named, never losers."""
+        if self.verdict is None or self.conviction:
+            return []
+        where = {key: seat for seat, key in enumerate(self.seats)}
+        return sorted(where.get(k, -1) for k in self.culprits)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -138,6 +147,7 @@ def verify_transcript(path: Path) -> Report:
                 fault = f"frame {stopped_at}: {stopped.describe()} ({problem})"
             break
         before = len(observer.transcript)
+        observer.owner_word = _owner_word(frames, index, owner)
         try:
             outputs = observer.receive(frame)
         except ValueError as error:  # a LocalError: a bug, never the file's fault alone
@@ -174,13 +184,17 @@ def verify_transcript(path: Path) -> Report:
         "names": tuple(observer.peers[k].name for k in observer.seats),
     }
     if stopped is not None:
-        # The owner's own signed leave ends its record of the game too (it forfeits).
+        # The owner's own signed leave ends its record of the game too (it forfeits); so
+        # does a verdict of silence naming the owner that it took (it was suspended): a
+        # culprit signs no verdict against itself (§15.2).
         owner_left = stopped.kind == v.LEFT and stopped.keys == (owner,)
+        owner_named = stopped.kind == v.TIMEOUT and owner in stopped.keys
         if (
             fault is None
             and stopped_at == len(frames) - 1
             and not _is_owner_verdict(frames[-1], owner)
             and not owner_left
+            and not owner_named
         ):
             fault = f"frame {stopped_at}: {stopped.describe()} (the owner's verdict is missing)"
         return Report(
@@ -195,6 +209,7 @@ def verify_transcript(path: Path) -> Report:
             stopped.describe(),
             verdict_kind=stopped.kind,
             culprits=stopped.keys,
+            conviction=stopped.conviction,
             **place,
         )
     if fault is None and observer.stage != DONE:
@@ -221,6 +236,31 @@ def verify_transcript(path: Path) -> Report:
         fingerprint_of(owner),
         **place,
     )
+
+
+def _owner_word(frames: Sequence[bytes], index: int, owner: bytes) -> bool | None:
+    """What the owner did with another peer's verdict of silence at ``index``, as its file
+    shows it: took it (it is the file's last frame and names the owner, which conceded it
+    was not running; or the owner's own next verdict names the same culprits), refused it
+    (the owner's next verdict names its sender), or None (not such a verdict: the rules
+    decide)."""
+    try:
+        _, payload, _ = open_frame(frames[index][4:])
+        msg = m.parse_payload(payload)
+    except FrameError:
+        return None
+    if msg.type != m.VERDICT or msg.sender == owner or msg.body["kind"] != v.TIMEOUT:
+        return None
+    culprits = tuple(msg.body["culprits"])
+    if index == len(frames) - 1:
+        return True if owner in culprits else None
+    if not _is_owner_verdict(frames[index + 1], owner):
+        return None
+    _, payload, _ = open_frame(frames[index + 1][4:])
+    answer = tuple(m.parse_payload(payload).body["culprits"])
+    if answer == culprits:
+        return True
+    return False if answer == (msg.sender,) else None
 
 
 def _is_owner_verdict(frame: bytes, owner: bytes) -> bool:

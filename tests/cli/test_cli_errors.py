@@ -192,7 +192,8 @@ def test_verify_of_a_folder_checks_every_transcript_in_it(place: Place) -> None:
     result = _run(["verify", "out"], place.work, place.home)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) == 2 and all(line.startswith("valid: seat") for line in lines), lines
+    assert len(lines) == 3 and all(line.startswith("valid: seat") for line in lines[:2]), lines
+    assert lines[2].endswith(": 2 players' records agree"), lines  # one game, two records
 
 
 # ------------------------------------------------------------------ one account, two seats

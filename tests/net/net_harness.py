@@ -30,11 +30,13 @@ class Peer:
         args: list[str],
         folder: Path,
         preexec: Callable[[], None] | None = None,
+        prefix: list[str] | None = None,
     ) -> None:
         self.name = name
         self.args = args
         self.folder = folder
         self.preexec = preexec  # run in the child before it starts (e.g. a lower RLIMIT)
+        self.prefix = prefix or []  # a command the peer runs under (e.g. nsenter into a netns)
         self.runs = 0
         self.started = 0.0
         self.popen: subprocess.Popen[bytes] | None = None
@@ -55,7 +57,7 @@ class Peer:
         env = dict(os.environ, PYTHONUNBUFFERED="1", XDG_CONFIG_HOME=str(self.config_home))
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.popen = subprocess.Popen(
-                [sys.executable, "-m", "moska_p2p", *self.args],
+                [*self.prefix, sys.executable, "-m", "moska_p2p", *self.args],
                 cwd=ROOT,
                 stdout=out,
                 stderr=err,

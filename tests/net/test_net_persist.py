@@ -71,3 +71,19 @@ def test_the_transcript_grows_by_appends_and_forgives_a_torn_last_write(tmp_path
     rewritten = TranscriptFile(path, ALICE.public_bytes, CONFIG, keys, frames[:1])
     rewritten.close()
     assert read_frames(path, ALICE.public_bytes) == frames[:1]
+
+
+def test_the_same_command_finds_a_session_games_saved_state(tmp_path: Path) -> None:
+    """Issue 25 item 2: ``--transcript club/bob.moska`` in a session saves game 3 as
+    ``bob-g3.moska.resume``; a re-run of the command with the same ``--transcript`` finds it
+    (the newest when several are left)."""
+    named = tmp_path / "bob.moska"
+    older = SavedGame(tmp_path / "bob-g2.moska", bytes(32), CONFIG, ROSTER, 1, "bob", None)
+    newer = SavedGame(tmp_path / "bob-g3.moska", bytes(32), CONFIG, ROSTER, 1, "bob", None)
+    older.save()
+    past = time.time() - 60
+    os.utime(older.state_path, (past, past))
+    newer.save()
+    (tmp_path / "bobby-g1.moska.resume").write_bytes(b"another name's")
+    assert find_saved(named, BOB.public_bytes) == newer.state_path
+    assert find_saved(tmp_path / "carol.moska", BOB.public_bytes) is None

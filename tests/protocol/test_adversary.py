@@ -294,7 +294,11 @@ def _silent_from(
         (m.MOVE, "mustamaija"),
     ],
 )
-def test_withholding_is_a_forfeit(kind: str, preset: str, tmp_path: Path) -> None:
+def test_withholding_names_the_silent_peer_without_convicting_it(
+    kind: str, preset: str, tmp_path: Path
+) -> None:
+    """Silence is named, never a loss (PROTOCOL.md §15.4): the honest peers cannot tell a
+    peer that withholds from one cut off from them."""
     cheater = 1
     box: list[Network] = []
     hook = _silent_from(cheater, kind)
@@ -321,8 +325,8 @@ def test_withholding_is_a_forfeit(kind: str, preset: str, tmp_path: Path) -> Non
         assert s.stage == STOPPED
         assert s.verdict is not None and s.verdict.kind == v.TIMEOUT, s.verdict
         assert s.verdict.keys == (culprit.me,)
-        if culprit.my_seat >= 0 and kind != m.SEAT:
-            assert s.losers == (culprit.my_seat,)  # the forfeit
+        assert s.losers == ()  # lost contact: not a conviction
+        assert not s.verdict.conviction
         assert _msg(s.transcript[-1]).type == m.VERDICT  # signed by the honest peer
     _assert_no_card_learnt(net, cheater)
     paths = save_transcripts(_only(net, _honest(net, cheater)), tmp_path)
@@ -330,6 +334,9 @@ def test_withholding_is_a_forfeit(kind: str, preset: str, tmp_path: Path) -> Non
         report = verify_transcript(path)
         assert report.valid, report.fault
         assert report.verdict is not None and "timeout" in report.verdict
+        assert report.losers == [] and not report.conviction
+        if culprit.my_seat >= 0 and kind != m.SEAT:
+            assert report.lost_contact == [culprit.my_seat]
 
 
 def _only(net: Network, indices: list[int]) -> Any:
@@ -632,3 +639,37 @@ def test_the_leavers_own_transcript_is_a_valid_record_of_its_forfeit(tmp_path: P
         assert report.valid, report.fault
         assert report.verdict is not None and report.verdict.startswith("left")
         assert report.losers == [net.sessions[1].my_seat]
+
+
+def test_a_peer_that_refused_hearsay_of_silence_leaves_a_record_that_verifies(
+    tmp_path: Path,
+) -> None:
+    """Issue 25 item 3: peer 0 stops over peer 2's silence; peer 1, whose clock has not yet
+    seen half the timeout pass, refuses the verdict (a stop it cannot confirm: ``left``
+    naming peer 0, which convicts nobody). A file has no clock, so the verifier follows the
+    owner's own answer: peer 1's record verifies, and names no loser."""
+    silent = 2
+    hook = _silent_from(silent, m.MOVE)
+    box: list[Network] = []
+    net = table(
+        "moska", 3, timeout=5.0, tamper=lambda s, t, f: hook(box[0])(s, t, f) if box else [f]
+    )
+    net.tamper = hook(net)
+    box.append(net)
+    start(net)
+    play_out(net)
+    first, second = net.sessions[0], net.sessions[1]
+    assert first.me != net.sessions[silent].me and set(first.waiting_on()) == {
+        net.sessions[silent].me
+    }
+    stopped = first.tick(6.0)
+    sent = [o.frame for o in stopped if isinstance(o, v.Send)]
+    assert first.stage == STOPPED and len(sent) == 1
+    second.receive(sent[0], 1.0)  # one second in: it has not waited half the timeout yet
+    assert second.stage == STOPPED and second.verdict is not None
+    assert second.verdict.kind == v.LEFT and second.verdict.keys == (first.me,)
+    assert not second.verdict.conviction and second.losers == ()
+    (path,) = save_transcripts(_only(net, [1]), tmp_path)
+    report = verify_transcript(path)
+    assert report.valid, report.fault
+    assert report.losers == [] and report.lost_contact == [first.my_seat]

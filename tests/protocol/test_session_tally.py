@@ -214,6 +214,19 @@ def test_korokkeella_and_poronmuna_are_counted_per_run_of_losses() -> None:
         tally.record(GameRecord(9, bytes(32), b"", (), False, 0))
 
 
+def test_a_game_stopped_over_lost_contact_is_counted_without_a_result() -> None:
+    """Issue 25: nobody lost it, and the loss rates are over the games with a result."""
+    from moska_p2p.cli.results import results_table
+
+    tally = Tally(["a", "b"], 5)
+    tally.record(GameRecord(1, bytes(32), b"\x01", (0,), False, 0))
+    tally.record(GameRecord(2, bytes(32), b"", (), True, 0))  # stopped: lost contact
+    assert tally.losses == [1, 0] and tally.forfeits == [0, 0] and tally.decided == 1
+    lines = results_table(tally)
+    assert lines[0] == "session results: 2 of 5 games (1 without a result: contact lost)"
+    assert "100.0%" in lines[2] and "  0.0%" in lines[3], lines
+
+
 def test_the_pedestal_note_names_who_lost_the_last_two_games_only() -> None:
     """M24's custom is said at "next game?"; the signed length is never extended."""
     tally = Tally(["ann", "bob", "cid"], 5)
@@ -273,6 +286,36 @@ def test_a_missing_signature_fails(session: tuple[Path, list[Network]]) -> None:
     assert check_session(_transcripts(folder), []).fault == (
         "no signed session result (no session file of any peer)"
     )
+
+
+def test_records_that_decide_a_game_differently_are_a_fault_that_says_how(
+    session: tuple[Path, list[Network]],
+) -> None:
+    """Issue 25: two records of one game that both decide it must agree; the fault says
+    what each says. A record of lost contact says less and agrees with either."""
+    folder, nets = session
+    results = _results(folder, nets)
+    every = _transcripts(folder)
+    first, second = (t for t in every if "-g1." in t.name)
+    other = 1 - first.report.losers[0] if first.report.losers else 0
+    lying = dataclasses.replace(second.report, losers=[other])
+    rest = [t for t in every if "-g1." not in t.name]
+    check = check_session([first, Transcript(lying, second.digest, second.name), *rest], results)
+    assert check.fault is not None and "disagree on the game" in check.fault, check.fault
+    assert f"lost: seats [{other}]" in check.fault and f"lost: seats {first.report.losers}" in (
+        check.fault
+    )
+    silent = dataclasses.replace(
+        second.report,
+        verdict="timeout: ...",
+        verdict_kind=v.TIMEOUT,
+        culprits=(first.report.owner_key,),
+        conviction=False,
+        losers=[],
+        final_state_hash=None,
+    )
+    mixed = [first, Transcript(silent, second.digest, second.name), *rest]
+    assert check_session(mixed, results).fault is None
 
 
 def test_a_dropped_game_fails(tmp_path: Path, session: tuple[Path, list[Network]]) -> None:

@@ -386,7 +386,8 @@ def verdict_cases() -> list[dict[str, Any]]:
         case(
             "withheld-keys",
             "The cheater never sends its keys for the deal: at t=5.5 s (timeout 5 s) the "
-            "honest peer names it (timeout) and it forfeits: it is the game's loser.",
+            "honest peer names it (timeout): it lost contact with it, which convicts nobody "
+            "(PROTOCOL.md 15.4), so 'losers' is empty.",
             t,
         )
     )
