@@ -287,6 +287,7 @@ def _verify_sessions(
                         "games": games,
                         "signed": check.results,
                         "losses": tally.losses if tally is not None else [],
+                        "notes": list(check.notes),
                     }
                 )
             )

@@ -8,6 +8,7 @@ Every wait is bounded; the fixtures kill whatever still runs at the end.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -372,3 +373,6 @@ def test_a_peer_stopped_in_game_2_of_3_leaves_sessions_that_verify(
     together = _verify(*(table.folder / f"own{seat}" for seat in range(3)))
     assert together.returncode == 0, together.stdout + together.stderr
     assert "game 2: no result, nobody lost" in together.stdout, together.stdout
+    as_json = _verify(Path("--json"), *(table.folder / f"own{seat}" for seat in range(3)))
+    (session,) = [json.loads(line) for line in as_json.stdout.splitlines() if '"session"' in line]
+    assert session["valid"] and session["notes"][0].startswith("game 2: no result"), session
