@@ -82,7 +82,7 @@ class RelayServer:
 
     def __init__(self, caps: Caps | None = None) -> None:
         self.caps = caps or Caps()
-        self.book = Book(self.caps, trio.current_time())
+        self.book = Book(self.caps)
         self.admission = Admission(self.caps.pending, self.caps.pending_per_address)
         self.outboxes: dict[int, _Outbox] = {}
         self.queued = 0

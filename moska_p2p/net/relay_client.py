@@ -38,12 +38,24 @@ from .relay_proto import (
 
 log = logging.getLogger("moska_p2p.net")
 
+RELAYED_HOST = "@relay"
+"""The address in a roster entry of a peer that does not listen: reach it through the table's
+relay (not a host name: ``@`` is not allowed in one)."""
+
 MAX_BUFFERED = 1024 * 1024
 """Bytes of one virtual link received and not read yet; past it the link is closed (its
 reader stopped; a new link resyncs, as after any drop)."""
 
 BACKOFF = (0.1, 2.0)
 READ_SIZE = 65536
+
+
+def _reason(error: BaseException) -> str:
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if isinstance(error, trio.TooSlowError):
+        return "timed out"
+    return str(error) or type(error).__name__
 
 
 class RelayUnreachable(ConnectionError):
@@ -70,7 +82,7 @@ class VirtualStream(trio.abc.HalfCloseableStream):
     def _feed(self, data: bytes) -> None:
         self._buffer += data
         if len(self._buffer) > MAX_BUFFERED:
-            self._break("the link's reader fell behind")
+            self._break("the link's reader fell behind", drop=True)
             self.client.close_link(self.link, "not read")
         self._changed.set()
 
@@ -78,10 +90,14 @@ class VirtualStream(trio.abc.HalfCloseableStream):
         self._eof = True
         self._changed.set()
 
-    def _break(self, reason: str) -> None:
+    def _break(self, reason: str, drop: bool = False) -> None:
+        """No more bytes either way; what was received is still read (``drop``: not even
+        that), then the end of the stream if the other side ended it cleanly (``eof``
+        before its ``close``, as a TCP FIN), else :class:`trio.BrokenResourceError`."""
         if self._broken is None:
             self._broken = reason
-        self._buffer.clear()
+        if drop:
+            self._buffer.clear()
         self._changed.set()
 
     # the stream's side
@@ -95,10 +111,10 @@ class VirtualStream(trio.abc.HalfCloseableStream):
                 data = bytes(self._buffer[:size])
                 del self._buffer[:size]
                 return data
-            if self._broken is not None:
-                raise trio.BrokenResourceError(self._broken)
             if self._eof:
                 return b""
+            if self._broken is not None:
+                raise trio.BrokenResourceError(self._broken)
             self._changed = trio.Event()
             await self._changed.wait()
 
@@ -127,7 +143,7 @@ class VirtualStream(trio.abc.HalfCloseableStream):
             self._closed = True
             if self._broken is None:
                 self.client.close_link(self.link, "closed")
-            self._break("closed")
+            self._break("closed", drop=True)
         await trio.lowlevel.checkpoint()
 
 
@@ -180,11 +196,11 @@ class RelayClient:
             try:
                 await self._session()
                 delay = BACKOFF[0]
-            except (OSError, RelayError, trio.BrokenResourceError, trio.TooSlowError) as error:
-                reason = "timed out" if isinstance(error, trio.TooSlowError) else str(error)
+            except Exception as error:  # this connection's end (a reset, a timeout, a refusal)
+                reason = _reason(error)
                 if reason != self.error:
                     log.warning("relay %s: %s", self.address, reason)
-                self.error = reason or type(error).__name__
+                self.error = reason
             finally:
                 self.registered = trio.Event()
                 self._stream = None

@@ -254,7 +254,7 @@ class Book:
     links join whom, and the caps. Every method takes the time it is (``now``) when the caps
     need it; the relay's trio side (:mod:`.relay`) acts on the answers."""
 
-    def __init__(self, caps: Caps, now: float = 0.0) -> None:
+    def __init__(self, caps: Caps) -> None:
         self.caps = caps
         self.conns: dict[int, Conn] = {}
         self.rooms: dict[bytes, Room] = {}

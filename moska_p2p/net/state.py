@@ -28,6 +28,7 @@ from .admission import Admission, Quiet
 from .link import Link
 from .persist import SavedGame, TranscriptFile
 from .port import Player
+from .relay_client import RelayClient
 from .wire import Entry
 
 log = logging.getLogger("moska_p2p.net")
@@ -77,6 +78,9 @@ class NodeOptions:
     max_pending_per_address: int = MAX_PENDING_PER_ADDRESS  # ...and from one address
     results: Callable[[Tally], list[str]] | None = None  # a session's results table (cli)
     fresh_player: Callable[[], Player] | None = None  # a new player per later game; None: same
+    relay: tuple[str, int] | None = None  # a relay where the table's peers meet (.relay)
+    listen: bool = True  # False: no port; the others reach this peer through the relay
+    relay_for_others: int | None = None  # a host also runs a relay on this port (0: any)
 
 
 @dataclass
@@ -170,6 +174,10 @@ class NodeState:
         self._left: set[bytes] = set()  # players gone between games
         self._resumed = False  # a game rebuilt after a crash: its session's tally is lost
         self._asking: trio.CancelScope | None = None  # "next game?" is open (Ctrl-C: no)
+        # Relays (.relay_client): our connection to the table's relay, its room, its address.
+        self.relay_client: RelayClient | None = None
+        self._room: bytes | None = None  # a joiner's invite: the table it must be
+        self._relay_address: tuple[str, int] | None = None  # as the others dial it
 
     def _conclude(self, outcome: Outcome) -> None:
         if self.outcome is not None:
