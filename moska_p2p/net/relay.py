@@ -180,6 +180,8 @@ class RelayServer:
                     data = await stream.receive_some(READ_SIZE)
             if not data:
                 return
+            if conn.registered:  # every byte counts against the address's rate, used or not
+                await self._account(conn, len(data))
             for message in decoder.feed(bytes(data)):
                 if not conn.registered:
                     self._register(conn, message, nonce)
@@ -218,15 +220,6 @@ class RelayServer:
             link = message.items[0]
             if self.book.route(conn.id, link) is None:
                 return  # closed meanwhile: the close is on its way to the sender
-            if kind == DATA:
-                wait = self.book.relayed(conn.id, len(message.items[1]), now)
-                if isinstance(wait, str):
-                    assert conn.room is not None
-                    for member in self.book.members_of(conn.room):
-                        self._close_conn(member)
-                    raise RelayError(wait)
-                if wait > 0:
-                    await trio.sleep(wait)
             end = self.book.route(conn.id, link)
             if end is None:
                 return
@@ -239,6 +232,18 @@ class RelayServer:
                 self._send(end[0], encode(CLOSE, end[1], message.items[1]))
         else:
             raise RelayError(f"a {kind} message from a peer")
+
+    async def _account(self, conn: Conn, size: int) -> None:
+        """Bytes read from a member: wait as long as its address's rate says; a room over
+        its byte cap is closed."""
+        wait = self.book.relayed(conn.id, size, trio.current_time())
+        if isinstance(wait, str):
+            if conn.room is not None:
+                for member in self.book.members_of(conn.room):
+                    self._close_conn(member)
+            raise RelayError(wait)
+        if wait > 0:
+            await trio.sleep(wait)
 
     async def _room_for(self, target: int) -> None:
         """Wait while the target's queue or all queues are over their caps; a target that
