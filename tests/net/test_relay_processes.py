@@ -6,15 +6,17 @@ a host relays for the others; invites on the command line; every transcript veri
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from net_harness import ROOT, Peer
 
 from moska_p2p.crypto.identity import Identity
-from moska_p2p.net.invite import Invite
+from moska_p2p.net.invite import Invite, parse_invite
 from moska_p2p.protocol.transcript import verify_transcript
 
 RELAY_LINE = re.compile(r"relay listening on 127\.0\.0\.1:(\d+)")
@@ -195,3 +197,26 @@ def test_a_joiner_without_a_port_needs_a_relay(relay_table: RelayTable) -> None:
     joiner = relay_table.join(invite, "--no-listen")
     assert joiner.finish(30) == 1
     assert "this invite names no relay" in joiner.err + joiner.out
+
+
+def _dead_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_direct_address_that_does_not_answer_falls_back_to_the_relay(
+    relay_table: RelayTable,
+) -> None:
+    """The invite's direct address is one nothing answers at (a host behind a NAT): the
+    joiner reaches the host through the relay, and the game is played."""
+    port = relay_table.start_relay()
+    invite = parse_invite(relay_table.host(2, "--relay", f"127.0.0.1:{port}"))
+    assert invite.direct and invite.relay == ("127.0.0.1", port)
+    unreachable = replace(invite, direct=(("127.0.0.1", _dead_port()),))
+    joiner = relay_table.join(str(unreachable), "--no-listen", "-v")
+    assert relay_table.finish(120) == [0, 0], relay_table.output()
+    assert "through the relay" in joiner.err, joiner.err
+    finals = {verify_transcript(t).final_state_hash for t in relay_table.transcripts}
+    assert len(finals) == 1
