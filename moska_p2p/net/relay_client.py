@@ -23,7 +23,7 @@ from .relay_proto import (
     EOF,
     ERROR,
     INCOMING,
-    MAX_LINK_ID,
+    INCOMING_BASE,
     OPEN,
     OPENED,
     REGISTER,
@@ -331,7 +331,7 @@ class RelayClient:
         if not self.registered.is_set():
             raise RelayUnreachable(f"not connected to the relay {self.address}: {self.error}")
         link = self._next_link
-        self._next_link = link + 1 if link < MAX_LINK_ID else 1
+        self._next_link = link + 1 if link + 1 < INCOMING_BASE else 1
         event = self._opening[link] = trio.Event()
         stream = VirtualStream(self, link, key, incoming=False)
         self._links[link] = stream
@@ -339,6 +339,9 @@ class RelayClient:
             await self.send(encode(OPEN, link, key))
             with trio.fail_after(self.timeout):
                 await event.wait()
+        except BaseException:
+            self._links.pop(link, None)
+            raise
         finally:
             del self._opening[link]
         refusal = self._refusals.pop(link, None)

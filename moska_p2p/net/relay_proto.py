@@ -22,10 +22,11 @@ type           items after the type              sent by, and meaning
                                                  ``nonce || room`` (:func:`register_proof`)
 ``registered`` (none)                            relay: the registration is accepted
 ``open``       link, key                         peer: open my virtual link ``link`` (a number
-                                                 of mine) to ``key`` in my room
+                                                 of mine, below 2**30) to ``key`` in my room
 ``opened``     link                              relay: ``link`` is connected
 ``incoming``   link, key                         relay: ``key`` opened a virtual link to you;
-                                                 it is your ``link`` (a number of the relay's)
+                                                 it is your ``link`` (the relay's number, from
+                                                 2**30 up)
 ``data``       link, bytes                       both: bytes of the link (at most
                                                  :data:`MAX_CHUNK`)
 ``eof``        link                              both: the sender will send no more bytes
@@ -67,6 +68,9 @@ MAX_MESSAGE = MAX_CHUNK + 64
 
 MAX_REASON = 200
 MAX_LINK_ID = 2**31 - 1
+INCOMING_BASE = 2**30
+"""A peer numbers the links it opens below this; the relay numbers the links it announces
+(``incoming``) from it up, so the two never collide on one connection."""
 
 _ITEMS: dict[str, tuple[type, ...]] = {
     CHALLENGE: (bytes,),
@@ -234,7 +238,7 @@ class Conn:
     room: bytes | None = None
     key: bytes | None = None
     links: dict[int, tuple[int, int]] = field(default_factory=dict)  # mine -> (conn, theirs)
-    next_link: int = 1  # the relay's numbers for incoming links start here
+    next_link: int = INCOMING_BASE  # the relay's next number for an incoming link
 
     @property
     def registered(self) -> bool:
@@ -364,6 +368,8 @@ class Book:
         conn = self.conns[conn_id]
         if conn.room is None:
             return "register first"
+        if not 0 < link < INCOMING_BASE:
+            return "a link number of yours is from 1 to 2**30 - 1"
         if link in conn.links:
             return "that link number is in use"
         if len(conn.links) >= self.caps.links_per_connection:
@@ -380,7 +386,7 @@ class Book:
         theirs = target.next_link
         while theirs in target.links:
             theirs += 1
-        target.next_link = theirs + 1 if theirs < MAX_LINK_ID else 1
+        target.next_link = theirs + 1 if theirs < MAX_LINK_ID else INCOMING_BASE
         conn.links[link] = (target_id, theirs)
         target.links[theirs] = (conn_id, link)
         room.last = now

@@ -14,6 +14,7 @@ from moska_p2p.net.relay_proto import (
     CHALLENGE,
     DATA,
     ERROR,
+    INCOMING_BASE,
     MAX_CHUNK,
     REGISTER,
     Book,
@@ -107,13 +108,18 @@ def test_book_joins_two_members_and_forgets_everything() -> None:
     assert book.open(a.id, 1, _key(2), 0.0) == "that key is not at the relay (not yet, or gone)"
     assert book.register(b.id, ROOM, _key(2), 0.0) == 0
     end = book.open(a.id, 1, _key(2), 0.0)
-    assert end == (b.id, 1)
+    assert end == (b.id, INCOMING_BASE)
     assert book.open(a.id, 1, _key(2), 0.0) == "that link number is in use"
-    assert book.route(b.id, 1) == (a.id, 1)
-    assert book.close(b.id, 1) == (a.id, 1)
+    assert "from 1 to" in str(book.open(a.id, INCOMING_BASE, _key(2), 0.0))
+    assert book.route(b.id, INCOMING_BASE) == (a.id, 1)
+    assert book.close(b.id, INCOMING_BASE) == (a.id, 1)
     assert book.route(a.id, 1) is None
-    assert book.open(a.id, 2, _key(2), 0.0) == (b.id, 2)
-    assert book.disconnect(b.id) == [(a.id, 2)]
+    assert book.open(a.id, 2, _key(2), 0.0) == (b.id, INCOMING_BASE + 1)
+    # b opens links of its own: its numbers never meet the ones the relay gave it
+    assert book.open(b.id, 1, _key(1), 0.0) == (a.id, INCOMING_BASE)
+    assert book.route(b.id, 1) == (a.id, INCOMING_BASE)
+    assert book.route(b.id, INCOMING_BASE + 1) == (a.id, 2)
+    assert sorted(book.disconnect(b.id)) == [(a.id, 2), (a.id, INCOMING_BASE)]
     assert book.route(a.id, 2) is None
     book.disconnect(a.id)
     assert not book.rooms and not book.conns
@@ -159,7 +165,7 @@ def test_book_caps_connections_rooms_members_links() -> None:
     assert (
         book.register(e.id, b"\2" * 16, _key(5), 0.0) == "the relay has no room for another table"
     )
-    assert book.open(a.id, 1, _key(2), 0.0) == (b.id, 1)
+    assert book.open(a.id, 1, _key(2), 0.0) == (b.id, INCOMING_BASE)
     assert book.open(a.id, 2, _key(2), 0.0) == "too many links on this connection"
 
 
