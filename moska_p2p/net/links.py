@@ -289,6 +289,10 @@ class LinkNode(RunnerNode):
             old.cancel()
         self.links[key] = link
         self.gone.discard(key)
+        if isinstance(fs.stream, VirtualStream):
+            self._relayed.add(key)
+        else:
+            self._relayed.discard(key)
         self.stats.links += 1
         have = [[k, seq] for k, seq in session.sync_state().items()]
         link.enqueue(net_frame(self.identity, SYNC, {"have": have}))
@@ -352,6 +356,11 @@ class LinkNode(RunnerNode):
             try:
                 fs = FrameStream(stream)
                 hi = await fs.receive_net(HI)
+                if hi.key != key and self.relay_client is not None and host != RELAYED_HOST:
+                    await trio.aclose_forcefully(stream)  # another machine's peer: not there
+                    stream = await self.relay_client.open(key)
+                    fs = FrameStream(stream)
+                    hi = await fs.receive_net(HI)
                 if hi.key != key:
                     raise HandshakeError("another key answers at that address")
                 await self._prove(fs, LINK, self._table_id, key, hi.body["nonce"], {})

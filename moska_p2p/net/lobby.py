@@ -135,12 +135,15 @@ class LobbyNode(LinkNode):
     def _my_host(self, stream: trio.abc.Stream) -> str:
         """The address the others should dial us at: ``--bind`` when it names one, else the
         local address of our connection to the host (the interface on its network); a peer
-        that does not listen is reached through the relay."""
+        that does not listen, or that reached the host through the relay, is reached through
+        the relay."""
         if not self.o.listen:
             return RELAYED_HOST
         if self.o.bind not in ("", "0.0.0.0", "::"):
             return self.o.bind
         socket = getattr(stream, "socket", None)
+        if socket is None and self.relay_client is not None:
+            return RELAYED_HOST  # we reached the host through the relay: the others will too
         try:
             return str(socket.getsockname()[0]) if socket is not None else "127.0.0.1"
         except OSError:

@@ -178,6 +178,7 @@ class NodeState:
         self.relay_client: RelayClient | None = None
         self._room: bytes | None = None  # a joiner's invite: the table it must be
         self._relay_address: tuple[str, int] | None = None  # as the others dial it
+        self._relayed: set[bytes] = set()  # peers whose latest link went through a relay
 
     def _conclude(self, outcome: Outcome) -> None:
         if self.outcome is not None:
@@ -197,6 +198,19 @@ class NodeState:
                 self.o.stats.write_text(json.dumps(asdict(self.stats)) + "\n")
             except OSError as error:  # out of descriptors, a full disk: the game is still over
                 log.warning("cannot write the statistics to %s: %s", self.o.stats, error)
+
+    def _path_note(self, verdict: v.Verdict) -> str:
+        """What a timeout verdict cannot tell apart (protocol §23): a culprit this peer
+        reached only through a relay may be honest, its frames held back by the relay."""
+        if verdict.kind != v.TIMEOUT:
+            return ""
+        relayed = [fingerprint_of(k) for k in verdict.keys if k in self._relayed]
+        if not relayed:
+            return ""
+        return (
+            f" (the link to {', '.join(relayed)} went through a relay: a relay that holds"
+            " frames back looks the same)"
+        )
 
     def _result(self) -> Outcome:
         assert self.outcome is not None

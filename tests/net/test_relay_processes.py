@@ -24,6 +24,18 @@ INVITE_LINE = re.compile(r"invite \(moska join INVITE\): (moska:[a-z2-7]+)")
 RELAYING_LINE = re.compile(r"relaying for the others on 127\.0\.0\.1:(\d+)")
 
 
+class Script(Peer):
+    """``tests/net/dropping_relay.py`` as a process, watched like a peer."""
+
+    def start(self) -> None:
+        self.runs += 1
+        script = Path(__file__).with_name("dropping_relay.py")
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.popen = subprocess.Popen(
+                [sys.executable, str(script), *self.args], cwd=ROOT, stdout=out, stderr=err
+            )
+
+
 class RelayTable:
     """A relay process (maybe none), a host and joiners started from its invite."""
 
@@ -34,7 +46,8 @@ class RelayTable:
         self.transcripts: list[Path] = []
 
     def start_relay(self) -> int:
-        self.relay = Peer("relay", ["relay", "--bind", "127.0.0.1", "--port", "0"], self.folder)
+        args = ["relay", "--bind", "127.0.0.1", "--port", "0", "-v"]
+        self.relay = Peer("relay", args, self.folder)
         return int(self.relay.wait_for(RELAY_LINE).group(1))
 
     def _identity(self, index: int) -> Path:
@@ -49,7 +62,7 @@ class RelayTable:
         args = [
             "host", "--players", str(players), "--bot", "greedy", "--bind", "127.0.0.1",
             "--identity", str(self._identity(0)), "--transcript", str(transcript),
-            "--wait", "60", "--timeout", "30", "-q", "--no-announce", *extra,
+            "--wait", "60", "--timeout", "30", "-q", "-v", "--no-announce", *extra,
         ]  # fmt: skip
         self.peers.append(Peer("p0", args, self.folder))
         return self.peers[0].wait_for(INVITE_LINE).group(1)
@@ -61,7 +74,7 @@ class RelayTable:
         args = [
             "join", invite, "--bot", "random", "--seed", str(index), "--bind", "127.0.0.1",
             "--identity", str(self._identity(index)), "--transcript", str(transcript),
-            "--wait", "60", "--timeout", "10", "-q", *extra,
+            "--wait", "60", "--timeout", "10", "-q", "-v", *extra,
         ]  # fmt: skip
         peer = Peer(f"p{index}", args, self.folder)
         self.peers.append(peer)
@@ -215,8 +228,34 @@ def test_a_direct_address_that_does_not_answer_falls_back_to_the_relay(
     invite = parse_invite(relay_table.host(2, "--relay", f"127.0.0.1:{port}"))
     assert invite.direct and invite.relay == ("127.0.0.1", port)
     unreachable = replace(invite, direct=(("127.0.0.1", _dead_port()),))
-    joiner = relay_table.join(str(unreachable), "--no-listen", "-v")
+    joiner = relay_table.join(str(unreachable), "--no-listen")
     assert relay_table.finish(120) == [0, 0], relay_table.output()
     assert "through the relay" in joiner.err, joiner.err
     finals = {verify_transcript(t).final_state_hash for t in relay_table.transcripts}
     assert len(finals) == 1
+
+
+def test_a_relay_that_drops_a_peer_is_named_in_the_verdict_as_a_relayed_path(
+    relay_table: RelayTable,
+) -> None:
+    """Item 3: a relay drops everything an honest joiner sends once the game is under way.
+    The others stop the game with a timeout that names that joiner, and say that their link
+    to it went through a relay (which a timeout cannot tell apart from a silent peer)."""
+    victim = Identity.generate()
+    victim_file = relay_table.folder / "victim.pem"
+    victim.save(victim_file)
+    args = [victim.public_bytes.hex(), "20000"]
+    relay_table.relay = Script("relay", args, relay_table.folder)
+    port = int(relay_table.relay.wait_for(RELAY_LINE).group(1))
+    relay = f"127.0.0.1:{port}"
+    invite = relay_table.host(3, "--no-listen", "--relay", relay, "--timeout", "4")
+    relay_table.join(invite, "--no-listen")
+    relay_table.join(invite, "--no-listen", "--identity", str(victim_file))
+    codes = relay_table.finish(120)
+    assert codes[:2] == [1, 1], relay_table.output()
+    for peer in relay_table.peers[:2]:
+        assert re.search(
+            rf"game stopped: timeout: .*{victim.fingerprint}.* \(the link to"
+            rf" {victim.fingerprint} went through a relay",
+            peer.out,
+        ), peer.out
