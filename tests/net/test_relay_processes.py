@@ -259,3 +259,29 @@ def test_a_relay_that_drops_a_peer_is_named_in_the_verdict_as_a_relayed_path(
             rf" {victim.fingerprint} went through a relay",
             peer.out,
         ), peer.out
+
+
+def test_a_relay_restarted_mid_game_is_reconnected_and_the_game_goes_on(
+    relay_table: RelayTable,
+) -> None:
+    """The relay dies in the middle of a game and comes back on its port: every peer
+    registers again, the later peers redial, the links resync, and the game ends normally."""
+    port = _dead_port()
+    args = ["relay", "--bind", "127.0.0.1", "--port", str(port), "-v"]
+    relay_table.relay = Peer("relay", args, relay_table.folder)
+    relay_table.relay.wait_for(RELAY_LINE)
+    relay = f"127.0.0.1:{port}"
+    invite = relay_table.host(3, "--no-listen", "--relay", relay, "--pace", "0.2")
+    relay_table.join(invite, "--no-listen", "--pace", "0.2")
+    relay_table.join(invite, "--no-listen", "--pace", "0.2")
+    relay_table.peers[0].wait_for(re.compile(r"^seats: ", re.M), timeout=60)
+    for peer in relay_table.peers:
+        assert "result:" not in peer.out, "the game ended before the relay could die"
+    relay_table.relay.kill()
+    relay_table.relay.start()  # the same command, the same port
+    relay_table.relay.wait_for(RELAY_LINE)
+    assert relay_table.finish(120) == [0, 0, 0], relay_table.output()
+    for peer in relay_table.peers:
+        assert peer.err.count("registered at the relay") >= 2, peer.err  # and after it
+    finals = {verify_transcript(t).final_state_hash for t in relay_table.transcripts}
+    assert len(finals) == 1
