@@ -300,4 +300,6 @@ class RelayServer:
                 for member in self.book.members_of(name):
                     self._close_conn(member)
                 self.book.rooms[name].last = now  # its members go as their tasks end
-            await trio.sleep(min(max(self.book.next_expiry(now), 0.5), 60.0))
+            # a room opened meanwhile is looked at within a quarter of its idle time
+            wait = min(self.book.next_expiry(now), self.caps.idle_room / 4, 60.0)
+            await trio.sleep(max(wait, 0.1))

@@ -308,3 +308,22 @@ async def test_unregistered_connections_beyond_the_cap_are_closed_at_once() -> N
             for stream in held:
                 await stream.aclose()
             nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_an_idle_table_is_closed() -> None:
+    me = Identity.generate()
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            server = await _relay(nursery, Caps(idle_room=0.5))
+            stream, decoder = await _raw(server.port)
+            ((_, (nonce,)),) = await _read(stream, decoder)
+            assert isinstance(nonce, bytes)
+            proof = register_proof(me, nonce, ROOM)
+            await stream.send_all(encode(REGISTER, ROOM, me.public_bytes, proof))
+            assert (await _read(stream, decoder))[0][0] == "registered"
+            assert ROOM in server.book.rooms
+            assert (await _read(stream, decoder))[-1][0] == "closed"  # idle: the relay hangs up
+            assert not server.book.rooms and not server.book.conns
+            await stream.aclose()
+            nursery.cancel_scope.cancel()
