@@ -285,3 +285,18 @@ def test_a_relay_restarted_mid_game_is_reconnected_and_the_game_goes_on(
         assert peer.err.count("registered at the relay") >= 2, peer.err  # and after it
     finals = {verify_transcript(t).final_state_hash for t in relay_table.transcripts}
     assert len(finals) == 1
+
+
+def test_a_relay_that_cannot_listen_says_why_in_one_line() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "moska_p2p", "relay", "--bind", "127.0.0.1", "--port",
+             str(port)],
+            cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: cannot listen on 127.0.0.1:{port}:")
