@@ -202,7 +202,10 @@ class Node(LobbyNode):
                         reason = "connection refused (no table is open at that address)"
                     elif isinstance(e, trio.TooSlowError):
                         reason = "no answer in time (the table did not fill, or no host there)"
-                    self._conclude(Outcome(EXIT_FAILED, f"could not join {host}:{port}: {reason}"))
+                    where = f"{host}:{port}"
+                    if host == RELAYED_HOST and self.relay_client is not None:
+                        where = f"the table at the relay {self.relay_client.address}"
+                    self._conclude(Outcome(EXIT_FAILED, f"could not join {where}: {reason}"))
             if entered is not None:
                 stream, saved = entered
                 self._begin(saved, None, {0: stream})

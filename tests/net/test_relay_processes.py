@@ -300,3 +300,15 @@ def test_a_relay_that_cannot_listen_says_why_in_one_line() -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: cannot listen on 127.0.0.1:{port}:")
+
+
+def test_an_invite_to_a_table_that_is_not_at_the_relay_fails_in_one_line(
+    relay_table: RelayTable,
+) -> None:
+    port = relay_table.start_relay()
+    gone = Invite(Identity.generate().public_bytes, bytes(16), (), ("127.0.0.1", port))
+    joiner = relay_table.join(str(gone), "--no-listen", "--timeout", "2")
+    assert joiner.finish(60) == 1, joiner.out + joiner.err
+    assert f"error: could not join the table at the relay 127.0.0.1:{port}: no answer in time" in (
+        joiner.err
+    ), joiner.err
