@@ -57,9 +57,6 @@ def _reason(error: BaseException) -> str:
 
 
 READ_SIZE = 16 * 1024
-SEND_TIMEOUT = 10.0
-"""Seconds a write to one connection may take, and a forward may wait for a full queue to
-drain, before that connection is cut off."""
 
 TOTAL_QUEUE = 32 * 1024 * 1024
 """Bytes queued for all connections together; past it, readers wait."""
@@ -247,10 +244,10 @@ class RelayServer:
 
     async def _room_for(self, target: int) -> None:
         """Wait while the target's queue or all queues are over their caps; a target that
-        does not drain its queue within :data:`SEND_TIMEOUT` is cut off."""
+        does not drain its queue within :attr:`Caps.stall` seconds is cut off."""
         box = self.outboxes.get(target)
         if box is not None and box.size > self.caps.queue_bytes:
-            with trio.move_on_after(SEND_TIMEOUT):
+            with trio.move_on_after(self.caps.stall):
                 while box.size > self.caps.queue_bytes and target in self.outboxes:
                     box.drained = trio.Event()
                     await box.drained.wait()
@@ -284,7 +281,7 @@ class RelayServer:
                 continue
             data = b"".join(box.items)
             box.items.clear()
-            with trio.fail_after(SEND_TIMEOUT):
+            with trio.fail_after(self.caps.stall):
                 await stream.send_all(data)
             box.size -= len(data)
             self.queued -= len(data)

@@ -200,6 +200,7 @@ class Caps:
     room_bytes: int = 256 * 1024 * 1024  # relayed in one room, in all
     idle_room: float = 600.0  # seconds a room may relay nothing before it closes
     handshake: float = 10.0  # seconds to register
+    stall: float = 10.0  # seconds a write, or a full queue, may take before that peer is cut off
 
 
 class Bucket:

@@ -4,6 +4,8 @@ to the caps)."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import trio
 
@@ -252,10 +254,11 @@ async def _raw(port: int) -> tuple[trio.SocketStream, RelayDecoder]:
     return await trio.open_tcp_stream("127.0.0.1", port), RelayDecoder()
 
 
-async def _read(
-    stream: trio.SocketStream, decoder: RelayDecoder
-) -> list[tuple[str, tuple[object, ...]]]:
-    out = []
+Said = list[tuple[str, tuple[object, ...]]]
+
+
+async def _read(stream: trio.SocketStream, decoder: RelayDecoder) -> Said:
+    out: Said = []
     while not out:
         data = await stream.receive_some(65536)
         if not data:
@@ -326,4 +329,47 @@ async def test_an_idle_table_is_closed() -> None:
             assert (await _read(stream, decoder))[-1][0] == "closed"  # idle: the relay hangs up
             assert not server.book.rooms and not server.book.conns
             await stream.aclose()
+            nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_a_member_that_does_not_read_is_cut_off_and_its_queue_stays_bounded() -> None:
+    """A source pumps into a link whose other end never reads its socket: the relay queues at
+    most its cap for that end, then cuts it off, and the source's link is closed."""
+    caps = Caps(queue_bytes=64 * 1024, stall=0.5, bytes_per_second=1e9)
+    sink, source = Identity.generate(), Identity.generate()
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            server = await _relay(nursery, caps)
+            streams = []
+            for me in (sink, source):
+                stream, decoder = await _raw(server.port)
+                ((_, (nonce,)),) = await _read(stream, decoder)
+                assert isinstance(nonce, bytes)
+                proof = register_proof(me, nonce, ROOM)
+                await stream.send_all(encode(REGISTER, ROOM, me.public_bytes, proof))
+                assert (await _read(stream, decoder))[0][0] == "registered"
+                streams.append((stream, decoder))
+            (sink_stream, _), (source_stream, source_decoder) = streams
+            await source_stream.send_all(encode("open", 1, sink.public_bytes))
+            assert (await _read(source_stream, source_decoder))[0][0] == "opened"
+            chunk = encode(DATA, 1, bytes(MAX_CHUNK))
+            largest = 0
+
+            async def pump() -> None:
+                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                    while True:
+                        await source_stream.send_all(chunk)
+
+            nursery.start_soon(pump)
+            said: Said = []
+            while not any(kind == "close" for kind, _ in said):
+                with trio.move_on_after(0.05):
+                    said += await _read(source_stream, source_decoder)
+                largest = max(largest, server.queued)
+            assert ("close", (1, "the other side left the relay")) in said
+            assert largest <= caps.queue_bytes + 2 * len(chunk)
+            assert sink.public_bytes not in server.book.rooms[ROOM].members
+            await sink_stream.aclose()
+            await source_stream.aclose()
             nursery.cancel_scope.cancel()
