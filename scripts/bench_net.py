@@ -16,6 +16,10 @@ Targets (issue 5): shuffle and deal under 0.3 s for 4 peers and 0.5 s for 6; a w
 under 3 s; under 80 MB per peer. Medians of several runs.
 
     python scripts/bench_net.py --runs 5
+    python scripts/bench_net.py --runs 5 --relay     # every link through a moska relay
+
+``--relay`` starts a ``moska relay`` process for each run; the host and the joiners do not
+listen (``--no-listen``) and join by the host's invite, so every link is a virtual one.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from moska_p2p.protocol.session import PeerSession
 from moska_p2p.protocol.transcript import read_transcript, verify_transcript
 
 JOIN_LINE = re.compile(r"join with: moska join 127\.0\.0\.1:(\d+)")
+INVITE_LINE = re.compile(r"invite \(moska join INVITE\): (moska:[a-z2-7]+)")
+RELAY_LINE = re.compile(r"relay listening on 127\.0\.0\.1:(\d+)")
 
 
 @dataclass
@@ -60,19 +66,21 @@ def _peer(args: list[str], folder: Path, name: str) -> subprocess.Popen[bytes]:
         )
 
 
-def _wait_port(folder: Path, proc: subprocess.Popen[bytes]) -> int:
+def _wait_for(
+    folder: Path, name: str, proc: subprocess.Popen[bytes], pattern: re.Pattern[str]
+) -> str:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        found = JOIN_LINE.search((folder / "p0.out").read_text())
+        found = pattern.search((folder / f"{name}.out").read_text())
         if found:
-            return int(found.group(1))
+            return found.group(1)
         if proc.poll() is not None:
             break
         time.sleep(0.01)
-    raise RuntimeError("the host did not open its table:\n" + (folder / "p0.err").read_text())
+    raise RuntimeError(f"{name} did not start:\n" + (folder / f"{name}.err").read_text())
 
 
-def one_run(preset: str, players: int, seed: int, folder: Path) -> Run:
+def one_run(preset: str, players: int, seed: int, folder: Path, relay: bool = False) -> Run:
     common = ["--bind", "127.0.0.1", "-q", "--bot", "random", "--wait", "60"]
 
     def files(i: int) -> list[str]:
@@ -82,15 +90,27 @@ def one_run(preset: str, players: int, seed: int, folder: Path) -> Run:
         ]  # fmt: skip
 
     started = time.monotonic()
+    relay_proc = None
+    host_extra: list[str] = []
+    if relay:
+        relay_proc = _peer(["relay", "--bind", "127.0.0.1", "--port", "0"], folder, "relay")
+        relay_port = _wait_for(folder, "relay", relay_proc, RELAY_LINE)
+        host_extra = ["--no-listen", "--relay", f"127.0.0.1:{relay_port}"]
     procs = [
-        _peer(["host", "--preset", preset, "--players", str(players), *common, *files(0)],
-              folder, "p0")
+        _peer(["host", "--preset", preset, "--players", str(players), *common, *files(0),
+               *host_extra], folder, "p0")
     ]  # fmt: skip
-    port = _wait_port(folder, procs[0])
+    if relay:
+        target = [_wait_for(folder, "p0", procs[0], INVITE_LINE), "--no-listen"]
+    else:
+        target = [f"127.0.0.1:{_wait_for(folder, 'p0', procs[0], JOIN_LINE)}"]
     for i in range(1, players):
-        procs.append(_peer(["join", f"127.0.0.1:{port}", *common, *files(i)], folder, f"p{i}"))
+        procs.append(_peer(["join", *target, *common, *files(i)], folder, f"p{i}"))
     codes = [p.wait(120) for p in procs]
     wall = time.monotonic() - started
+    if relay_proc is not None:
+        relay_proc.kill()
+        relay_proc.wait(10)
     if codes != [0] * players:
         errors = "\n".join((folder / f"p{i}.out").read_text() for i in range(players))
         raise RuntimeError(f"a peer failed ({codes}):\n{errors}")
@@ -145,19 +165,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--preset", default="moska")
+    parser.add_argument("--relay", action="store_true", help="every link through a relay")
+    parser.add_argument("--players", type=int, nargs="*", default=[2, 4, 6])
     args = parser.parse_args()
-    print(f"{args.preset} over loopback, one process per peer, random bots; medians of {args.runs}")
+    how = "through a moska relay" if args.relay else "over loopback"
+    print(f"{args.preset} {how}, one process per peer, random bots; medians of {args.runs}")
     print(
         f"{'peers':>5s} {'deal ms':>8s} {'game ms':>8s} {'engine ms':>9s} {'wall s':>7s}"
         f" {'moves':>6s} {'frames':>7s} {'kB':>7s} {'RSS MB med/max':>15s}"
     )
     with tempfile.TemporaryDirectory(prefix="bench-net-") as tmp:
-        for players in (2, 4, 6):
+        for players in args.players:
             runs = []
             for run in range(args.runs):
                 folder = Path(tmp) / f"{players}-{run}"
                 folder.mkdir()
-                runs.append(one_run(args.preset, players, run + 1, folder))
+                runs.append(one_run(args.preset, players, run + 1, folder, args.relay))
 
             def med(values: list[float]) -> float:
                 return statistics.median(values)

@@ -7,7 +7,7 @@ one typer :data:`app`, in the order ``moska --help`` lists them (:data:`COMMANDS
 - :mod:`.arena`: ``arena``, ``replay-check``, ``ratings``
 - :mod:`.replay`: ``replay``, ``export``
 - :mod:`.p2p`: ``keygen``, ``simulate``, ``verify``
-- :mod:`.net`: ``host``, ``join``, ``tables``
+- :mod:`.net`: ``host``, ``join``, ``tables``; :mod:`.relay`: ``relay``
 - :mod:`.config`: ``config``, and the config file :func:`main` turns into click's
   ``default_map``
 - :mod:`.common`: what several of them share (errors, exit codes, ``--option`` parsing,
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from . import arena, config, local, net, p2p, replay
+from . import arena, config, local, net, p2p, relay, replay
 from .common import EXIT_INTERRUPTED, EXIT_USAGE, is_interrupt
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("host", net.host),
     ("join", net.join),
     ("tables", net.tables),
+    ("relay", relay.relay),
     ("config", config.config),
 )
 """Every command of ``moska``: its name and the function that runs it."""

@@ -402,14 +402,41 @@ def host(
         help="Seat players your known-peers file records as having ended a table before the"
         " deal (by default they are refused: an abort must not buy a new seat draw).",
     ),
+    relay: str | None = typer.Option(
+        None,
+        help="A relay (moska relay) where the players meet when they cannot reach each other:"
+        " HOST:PORT; it goes into the invite.",
+    ),
+    relay_for_others: bool = typer.Option(
+        False,
+        "--relay-for-others",
+        help="Also run a relay here (on --relay-port) for the players who cannot reach each"
+        " other; it goes into the invite.",
+    ),
+    relay_port: int = typer.Option(
+        0, min=0, max=65535, help="Port of --relay-for-others (0: any free port)."
+    ),
+    listen: bool = typer.Option(
+        True,
+        "--listen/--no-listen",
+        help="Accept connections (--no-listen: reach everyone through the relay only).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
     stats: Path | None = typer.Option(None, hidden=True),
     pace: float = typer.Option(0.0, hidden=True),  # the bot waits this long before each move
 ) -> None:
     """Open a table for a game (or a session of games, --games) on the network, announce it on
-    the LAN and print how the others join it."""
+    the LAN and print how the others join it: an invite (moska join INVITE) with the ways to
+    reach the table and the host's key."""
     from ..protocol.config import ConfigError, TableConfig
+    from .relay import parse_relay
+
+    relay_address = parse_relay(relay) if relay is not None else None
+    if relay_address is not None and relay_for_others:
+        raise fail("--relay names another relay; --relay-for-others runs one here: pick one")
+    if not listen and relay_address is None:
+        raise fail("--no-listen needs --relay: the players must reach this host somehow")
 
     if announce:
         _discovery_settings()  # a bad MOSKA_DISCOVERY is an error before anything starts
@@ -442,8 +469,11 @@ def host(
         quiet,
         pace,
         stats,
-        announce=announce,
+        announce=announce and listen,
         allow_aborters=allow_aborters,
+        relay=relay_address,
+        listen=listen,
+        relay_for_others=relay_port if relay_for_others else None,
     )
     raise typer.Exit(_run(Node(options), made, saved, lambda node: node.host(config, port)))
 
@@ -451,8 +481,8 @@ def host(
 def join(
     address: str | None = typer.Argument(
         None,
-        help="The table's HOST:PORT, as its host printed it; without it, look for tables on the"
-        " LAN and join the one found (or choose among several).",
+        help="The table's invite (moska:...) or HOST:PORT, as its host printed them; without"
+        " it, look for tables on the LAN and join the one found (or choose among several).",
     ),
     name: str | None = typer.Option(
         None, help="Your name at the table (default: your login name, or the bot's)."
@@ -497,20 +527,36 @@ def join(
         " reads it out or 'moska keygen' shows it) or its full key (64 hex digits): refuse to"
         " join any other host.",
     ),
+    listen: bool = typer.Option(
+        True,
+        "--listen/--no-listen",
+        help="Accept connections from the other players (--no-listen: only through the"
+        " invite's relay).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
     stats: Path | None = typer.Option(None, hidden=True),
     pace: float = typer.Option(0.0, hidden=True),  # the bot waits this long before each move
 ) -> None:
-    """Join a table on the network: HOST:PORT as its host printed it, or none to look for
-    tables on the LAN."""
-    target = _parse_address(address) if address is not None else None
+    """Join a table on the network: the invite its host printed (or HOST:PORT), or none to
+    look for tables on the LAN."""
+    from ..net.invite import looks_like_invite
+    from .relay import parse_invite_or_exit
+
+    invite = None
+    if address is not None and looks_like_invite(address):
+        invite = parse_invite_or_exit(address)
+        if expect is not None:
+            raise fail("an invite already pins the host's key: leave out --expect")
+    elif not listen:
+        raise fail("--no-listen needs an invite with a relay (moska join moska:...)")
+    target = _parse_address(address) if address is not None and invite is None else None
     expected = _parse_expect(expect)
     ident, made = _prepare(bot, identity, seed, verbose, auto_pass, transcript, plain)
     from ..net.node import Node
 
     saved = _saved_game(transcript, ident, resume)
-    if target is None and saved is None:  # a saved game knows its host's address
+    if target is None and saved is None and invite is None:  # a saved game knows its host
         try:
             table = _choose_table(look, expected)
         except BaseException:
@@ -531,9 +577,12 @@ def join(
         stats,
         listen_port=listen_port,
         connect_timeout=timeout,
+        listen=listen,
     )
 
     async def start(node: Node) -> Outcome:
+        if invite is not None:
+            return await node.join_invite(invite)
         assert target is not None
         return await node.join(*target, expect=expected)
 
@@ -546,8 +595,7 @@ def tables(
     json_file: Path | None = typer.Option(
         None,
         "--json",
-        help="Also write the tables found as JSON to this file; - prints only the JSON, on"
-        " stdout.",
+        help="Also write the tables found as JSON to this file; - prints only the JSON, on stdout.",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the tables, one a line."),
 ) -> None:

@@ -18,9 +18,11 @@ from typing import Any, NoReturn
 
 import trio
 
+from ..crypto.identity import fingerprint_of
 from ..protocol.config import lobby_id
 from .admission import Ticket
 from .link import Link
+from .relay_client import RELAYED_HOST, RelayUnreachable, VirtualStream
 from .runner import RunnerNode
 from .state import EXIT_FAILED, Outcome, _reason
 from .wire import (
@@ -47,6 +49,9 @@ log = logging.getLogger("moska_p2p.net")
 MIN_BACKOFF = 0.05
 MAX_BACKOFF = 1.0
 """Redial delays: doubling from the first to the last, so a restarted peer is found fast."""
+
+DIRECT_TRY = 3.0
+"""Seconds a direct dial may take when a relay could carry the link instead."""
 
 REFUSE_WAIT = 5.0
 """Seconds at most to hand a ``refuse`` to a peer before closing. The frame is small and our
@@ -146,12 +151,21 @@ class LinkNode(RunnerNode):
                     continue
                 nursery.start_soon(self._accept, stream, where, ticket)
 
-    async def _accept(self, stream: trio.SocketStream, where: str, ticket: Ticket) -> None:
-        """A connection to our port: a joiner (host only) or a later peer. Whatever it does,
-        only this connection is at stake."""
+    async def _accept(
+        self,
+        stream: trio.abc.HalfCloseableStream,
+        where: str,
+        ticket: Ticket,
+        address: str | None = None,
+    ) -> None:
+        """A connection to our port (or a virtual link through the relay, from ``address``):
+        a joiner (host only) or a later peer. Whatever it does, only this connection is at
+        stake."""
+        if address is None:
+            address = where.rpartition(":")[0]
         try:
             with ticket.scope:
-                await self._handshake_in(FrameStream(stream), where.rpartition(":")[0], ticket)
+                await self._handshake_in(FrameStream(stream), address, ticket)
             if ticket.scope.cancelled_caught:
                 self._quiet.warning(
                     "closed a connection from %s: shed, to free a descriptor", where
@@ -161,6 +175,42 @@ class LinkNode(RunnerNode):
         finally:
             ticket.release()
             await trio.aclose_forcefully(stream)
+
+    def _relayed_in(self, stream: VirtualStream) -> None:
+        """A member of the table's room opened a virtual link to us through the relay: the
+        listener's handshake, as for a connection to our port, under the same caps on
+        strangers (counted by the key the relay names)."""
+        nursery = self._nursery
+        relay = self.relay_client
+        assert nursery is not None and relay is not None
+        where = f"the relay {relay.address}"
+        ticket = self._admission.admit(f"{where} for {fingerprint_of(stream.key)}")
+        if ticket is None:
+            self.stats.refused_connections += 1
+            nursery.start_soon(trio.aclose_forcefully, stream)
+            return
+        nursery.start_soon(self._accept, stream, where, ticket, where)
+
+    async def _open_stream(
+        self, host: str, port: int, key: bytes | None
+    ) -> trio.abc.HalfCloseableStream:
+        """A connection to the peer ``key`` at ``host:port``: TCP when the address is a
+        direct one and answers (tried for :data:`DIRECT_TRY` s when there is a relay), else a
+        virtual link through the table's relay. The handshake that follows proves who
+        answered, whichever way it came."""
+        relay = self.relay_client
+        if host == RELAYED_HOST:
+            if relay is None or key is None:
+                raise RelayUnreachable("that peer is reached through a relay, and we have none")
+            return await relay.open(key)
+        if relay is None or key is None:
+            return await trio.open_tcp_stream(host, port)
+        try:
+            with trio.fail_after(DIRECT_TRY):
+                return await trio.open_tcp_stream(host, port)
+        except (OSError, trio.TooSlowError) as error:
+            log.info("%s:%d does not answer (%s): through the relay", host, port, _reason(error))
+        return await relay.open(key)
 
     async def _handshake_in(self, fs: FrameStream, address: str, ticket: Ticket) -> None:
         """Our side of a connection to our port: a ``hi`` with a fresh nonce, the dialer's
@@ -239,6 +289,10 @@ class LinkNode(RunnerNode):
             old.cancel()
         self.links[key] = link
         self.gone.discard(key)
+        if isinstance(fs.stream, VirtualStream):
+            self._relayed.add(key)
+        else:
+            self._relayed.discard(key)
         self.stats.links += 1
         have = [[k, seq] for k, seq in session.sync_state().items()]
         link.enqueue(net_frame(self.identity, SYNC, {"have": have}))
@@ -298,10 +352,15 @@ class LinkNode(RunnerNode):
         ``link`` with our proof, its ``welcome`` with its proof over our fresh nonce (a
         replayed ``hi`` cannot give that)."""
         with trio.fail_after(self.send_timeout):
-            stream = await trio.open_tcp_stream(host, port)
+            stream = await self._open_stream(host, port, key)
             try:
                 fs = FrameStream(stream)
                 hi = await fs.receive_net(HI)
+                if hi.key != key and self.relay_client is not None and host != RELAYED_HOST:
+                    await trio.aclose_forcefully(stream)  # another machine's peer: not there
+                    stream = await self.relay_client.open(key)
+                    fs = FrameStream(stream)
+                    hi = await fs.receive_net(HI)
                 if hi.key != key:
                     raise HandshakeError("another key answers at that address")
                 await self._prove(fs, LINK, self._table_id, key, hi.body["nonce"], {})

@@ -22,6 +22,7 @@ from ..protocol.config import TableConfig, lobby_id
 from .known import KnownPeers, KnownPeersError
 from .links import MAX_BACKOFF, MIN_BACKOFF, REFUSE_WAIT, LinkNode
 from .persist import SavedGame
+from .relay_client import RELAYED_HOST
 from .state import _Lobby, _printable, _reason, host_port
 from .wire import (
     HI,
@@ -48,16 +49,17 @@ class LobbyNode(LinkNode):
     """A node's lobby, both sides (see the module docstring)."""
 
     async def _reach_host(
-        self, host: str, port: int, deadline: float
+        self, host: str, port: int, deadline: float, key: bytes | None = None
     ) -> tuple[FrameStream, NetMessage]:
-        """Dial the host and read its ``hi``, retrying until ``deadline`` while it is not up
-        yet or closes before speaking (a full queue of strangers at its door)."""
+        """Dial the host (``key``, when an invite names it: then through the relay too) and
+        read its ``hi``, retrying until ``deadline`` while it is not up yet or closes before
+        speaking (a full queue of strangers at its door)."""
         delay = MIN_BACKOFF
         while True:
-            stream: trio.SocketStream | None = None
+            stream: trio.abc.HalfCloseableStream | None = None
             try:
                 with trio.fail_at(deadline):
-                    stream = await trio.open_tcp_stream(host, port)
+                    stream = await self._open_stream(host, port, key)
                     fs = FrameStream(stream)
                     hi = await fs.receive_net(HI)
                 return fs, hi
@@ -84,16 +86,25 @@ class LobbyNode(LinkNode):
         check its, wait for the start; returns the connection (our game link to the host) and
         the table."""
         deadline = trio.current_time() + self.o.connect_timeout
-        fs, hi = await self._reach_host(host, port, deadline)
+        key = expect if isinstance(expect, bytes) else None
+        fs, hi = await self._reach_host(host, port, deadline, key)
         stream = fs.stream
         try:
             if "config" not in hi.body:
                 raise HandshakeError("the peer at that address is not the host of a table")
             _check_expected(hi.key, expect)
             config = TableConfig.from_wire(hi.body["config"])
+            if self._room is not None and lobby_id(config)[: len(self._room)] != self._room:
+                raise HandshakeError(
+                    "the host there has another table than the invite's (an old invite?)"
+                )
             host_name = _printable(str(hi.body["name"])[:MAX_NAME])
+            relay = self.relay_client
+            where = host_port(host, port) if host != RELAYED_HOST else "the relay"
+            if relay is not None and host == RELAYED_HOST:
+                where = f"the relay {relay.address}"
             self.o.echo(
-                f"table at {host_port(host, port)}: {config.preset} for {config.players} players,"
+                f"table at {where}: {config.preset} for {config.players} players,"
                 f" opened by {host_name} ({fingerprint_of(hi.key)}); timeout {config.timeout:g} s"
                 + (f"; a session of {config.games} games" if config.in_session else "")
             )
@@ -107,6 +118,9 @@ class LobbyNode(LinkNode):
             self.o.echo(
                 "joined; waiting for the table to fill (listening on"
                 f" {host_port(self.o.bind, self.port)} for the other players)"
+                if self.o.listen
+                else "joined; waiting for the table to fill (the others reach this peer through"
+                " the relay)"
             )
             with trio.fail_after(self.o.lobby_wait):
                 start = await fs.receive_net(START)
@@ -134,10 +148,16 @@ class LobbyNode(LinkNode):
 
     def _my_host(self, stream: trio.abc.Stream) -> str:
         """The address the others should dial us at: ``--bind`` when it names one, else the
-        local address of our connection to the host (the interface on its network)."""
+        local address of our connection to the host (the interface on its network); a peer
+        that does not listen, or that reached the host through the relay, is reached through
+        the relay."""
+        if not self.o.listen:
+            return RELAYED_HOST
         if self.o.bind not in ("", "0.0.0.0", "::"):
             return self.o.bind
         socket = getattr(stream, "socket", None)
+        if socket is None and self.relay_client is not None:
+            return RELAYED_HOST  # we reached the host through the relay: the others will too
         try:
             return str(socket.getsockname()[0]) if socket is not None else "127.0.0.1"
         except OSError:
@@ -371,6 +391,8 @@ class LobbyNode(LinkNode):
             f"{f' a session of {config.games} games;' if config.in_session else ''}"
             f" host {self.o.name} ({self.identity.fingerprint})"
         )
+        if not self.o.listen:
+            return
         if self.o.bind in ("0.0.0.0", "", "::"):
             lan = _lan_address()
             if lan:
@@ -378,6 +400,14 @@ class LobbyNode(LinkNode):
             self.o.echo(f"join from this machine with: moska join 127.0.0.1:{self.port}")
         else:
             self.o.echo(f"join with: moska join {host_port(self.o.bind, self.port)}")
+
+    def _direct_addresses(self) -> tuple[tuple[str, int], ...]:
+        """Where others may dial this host, for its invite (none when it does not listen)."""
+        if not self.o.listen:
+            return ()
+        if self.o.bind in ("0.0.0.0", "", "::"):
+            return ((_lan_address() or "127.0.0.1", self.port),)
+        return ((self.o.bind, self.port),)
 
 
 def _refused(error: BaseException) -> bool:

@@ -73,12 +73,16 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
-from ..protocol.config import ConfigError, TableConfig
+from ..protocol.config import ConfigError, TableConfig, lobby_id
 from ..protocol.frames import FrameError
+from .invite import Invite
 from .known import KnownPeersError
 from .lobby import LobbyNode
 from .persist import SavedGame, SaveError, read_frames
 from .port import GamePort, Player
+from .relay import RelayServer
+from .relay_client import RELAYED_HOST, RelayClient
+from .relay_proto import ROOM_SIZE
 from .state import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -126,7 +130,7 @@ class Node(LobbyNode):
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> Outcome:
         """Open a table on ``port`` (0: any free port), wait for it to fill, play it out."""
-        listeners = await self._listen(port)
+        listeners = await self._listen(port) if self.o.listen else []
         if listeners is None:
             return self._result()
         lobby = self._lobby = _Lobby(config)
@@ -134,6 +138,12 @@ class Node(LobbyNode):
         task_status.started(self.port)
 
         async def body() -> None:
+            room = lobby_id(config)[:ROOM_SIZE]
+            if not await self._start_relay(room):
+                return
+            relay = self._relay_address
+            invite = Invite(self.me, room, self._direct_addresses(), relay)
+            self.o.echo(f"invite (moska join INVITE): {invite}")
             with self._lobby_scope, trio.move_on_after(self.o.lobby_wait):
                 async with trio.open_nursery() as waiting:
                     if self.o.announce:
@@ -160,17 +170,23 @@ class Node(LobbyNode):
         port: int,
         *,
         expect: bytes | str | None = None,
+        room: bytes | None = None,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> Outcome:
         """Join the table at ``host:port``, wait for it to fill, play it out. ``expect``: the
         host key that must answer there (the key that announced the table on the LAN, 32
-        bytes), or its full fingerprint (``join --expect``)."""
-        listeners = await self._listen(self.o.listen_port)
+        bytes), or its full fingerprint (``join --expect``). ``room``: an invite's table
+        (:meth:`join_invite`), which the host's table must be; the table's relay is
+        :attr:`NodeOptions.relay`."""
+        listeners = await self._listen(self.o.listen_port) if self.o.listen else []
         if listeners is None:
             return self._result()
+        self._room = room
         task_status.started(self.port)
 
         async def body() -> None:
+            if room is not None and not await self._start_relay(room):
+                return
             entered: tuple[FrameStream, SavedGame] | None = None
             with self._lobby_scope:
                 try:
@@ -190,6 +206,8 @@ class Node(LobbyNode):
                     elif isinstance(e, trio.TooSlowError):
                         reason = "no answer in time (the table did not fill, or no host there)"
                     where = host_port(host, port)
+                    if host == RELAYED_HOST and self.relay_client is not None:
+                        where = f"the table at the relay {self.relay_client.address}"
                     self._conclude(Outcome(EXIT_FAILED, f"could not join {where}: {reason}"))
             if entered is not None:
                 stream, saved = entered
@@ -199,6 +217,66 @@ class Node(LobbyNode):
                 self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
 
         return await self._run(listeners, body)
+
+    async def join_invite(
+        self, invite: Invite, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
+    ) -> Outcome:
+        """Join the table of ``invite``: its first direct address (the relay when it does not
+        answer, or when there is none), its host key pinned, its table checked."""
+        host, port = invite.direct[0] if invite.direct else (RELAYED_HOST, 1)
+        if invite.relay is not None:
+            self.o.relay = invite.relay
+        elif not self.o.listen:
+            self._conclude(
+                Outcome(
+                    EXIT_FAILED,
+                    "this invite names no relay, so this peer must listen for the others"
+                    " (leave out --no-listen)",
+                )
+            )
+            return self._result()
+        return await self.join(
+            host, port, expect=invite.host_key, room=invite.table, task_status=task_status
+        )
+
+    async def _start_relay(self, room: bytes) -> bool:
+        """Run the relay for the others (``host --relay-for-others``) and connect to the
+        table's relay, registered in ``room``; False (the outcome concluded) when a peer that
+        does not listen cannot register, or the relay cannot listen."""
+        assert self._nursery is not None
+        relay = self.o.relay
+        dial = relay
+        if self.o.relay_for_others is not None:
+            server = RelayServer()
+            try:
+                await self._nursery.start(server.serve, self.o.bind, self.o.relay_for_others)
+            except OSError as error:
+                why = error.strerror or str(error)
+                where = f"{self.o.bind}:{self.o.relay_for_others}"
+                self._conclude(Outcome(EXIT_FAILED, f"cannot run the relay on {where}: {why}"))
+                return False
+            here = self._direct_addresses()
+            relay = (here[0][0] if here else "127.0.0.1", server.port)
+            local = self.o.bind if self.o.bind not in ("0.0.0.0", "", "::") else "127.0.0.1"
+            dial = (local, server.port)
+            self.o.echo(f"relaying for the others on {self.o.bind}:{server.port}")
+        if relay is None or dial is None:
+            return True
+        self._relay_address = relay
+        client = RelayClient(
+            self.identity, *dial, room, self._relayed_in, timeout=self.o.connect_timeout
+        )
+        self.relay_client = client
+        await self._nursery.start(client.run)
+        if not client.registered.is_set():
+            reason = f"cannot register at the relay {client.address}: {client.error}"
+            if not self.o.listen:
+                self._conclude(Outcome(EXIT_FAILED, reason))
+                return False
+            self.o.echo(f"{reason}; only direct connections")
+        if not self.o.listen:
+            self.port = relay[1]  # our roster entry: "through the relay" (its port, for show)
+        return True
 
     async def resume(
         self,

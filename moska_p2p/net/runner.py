@@ -249,6 +249,7 @@ class RunnerNode(SessionNode):
                 text = "you left the table; the others were told with a signed message"
             else:
                 text = f"game stopped: {end.verdict.describe(names)}"
+                text += self._path_note(end.verdict)
             self.o.echo(text)
             code = EXIT_INTERRUPTED if self.interrupted else EXIT_FAILED
             return Outcome(code, text, verdict=end.verdict, transcript=saved.transcript)

@@ -28,6 +28,7 @@ from .admission import Admission, Quiet
 from .link import Link
 from .persist import SavedGame, TranscriptFile
 from .port import Player
+from .relay_client import RelayClient
 from .wire import Entry
 
 log = logging.getLogger("moska_p2p.net")
@@ -77,6 +78,9 @@ class NodeOptions:
     max_pending_per_address: int = MAX_PENDING_PER_ADDRESS  # ...and from one address
     results: Callable[[Tally], list[str]] | None = None  # a session's results table (cli)
     fresh_player: Callable[[], Player] | None = None  # a new player per later game; None: same
+    relay: tuple[str, int] | None = None  # a relay where the table's peers meet (.relay)
+    listen: bool = True  # False: no port; the others reach this peer through the relay
+    relay_for_others: int | None = None  # a host also runs a relay on this port (0: any)
 
 
 @dataclass
@@ -170,6 +174,11 @@ class NodeState:
         self._left: set[bytes] = set()  # players gone between games
         self._resumed = False  # a game rebuilt after a crash: its session's tally is lost
         self._asking: trio.CancelScope | None = None  # "next game?" is open (Ctrl-C: no)
+        # Relays (.relay_client): our connection to the table's relay, its room, its address.
+        self.relay_client: RelayClient | None = None
+        self._room: bytes | None = None  # a joiner's invite: the table it must be
+        self._relay_address: tuple[str, int] | None = None  # as the others dial it
+        self._relayed: set[bytes] = set()  # peers whose latest link went through a relay
 
     def _conclude(self, outcome: Outcome) -> None:
         if self.outcome is not None:
@@ -189,6 +198,19 @@ class NodeState:
                 self.o.stats.write_text(json.dumps(asdict(self.stats)) + "\n")
             except OSError as error:  # out of descriptors, a full disk: the game is still over
                 log.warning("cannot write the statistics to %s: %s", self.o.stats, error)
+
+    def _path_note(self, verdict: v.Verdict) -> str:
+        """What a timeout verdict cannot tell apart (protocol §23): a culprit this peer
+        reached only through a relay may be honest, its frames held back by the relay."""
+        if verdict.kind != v.TIMEOUT:
+            return ""
+        relayed = [fingerprint_of(k) for k in verdict.keys if k in self._relayed]
+        if not relayed:
+            return ""
+        return (
+            f" (the link to {', '.join(relayed)} went through a relay: a relay that holds"
+            " frames back looks the same)"
+        )
 
     def _result(self) -> Outcome:
         assert self.outcome is not None

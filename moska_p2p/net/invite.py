@@ -1,0 +1,167 @@
+"""Invites: one string that says how to reach a table and whose table it is.
+
+``moska host`` prints one; ``moska join INVITE`` needs nothing else. An invite is ``moska:``
+followed by the base32 (RFC 4648 alphabet, lower case, no padding) of the msgpack array
+``[version, host key, table, direct addresses, relay]`` and 4 bytes of its SHA-256 (a checksum:
+a mistyped character is caught, and named, before anything is dialed):
+
+* ``host key``: the host's whole public key (32 bytes). The joiner refuses any other key at
+  the table's address or relay: the invite pins the host (its fingerprint is shown), so a
+  relay or a machine on the path cannot pass for it.
+* ``table``: the first 16 bytes of the table's lobby id (:func:`~moska_p2p.protocol.config.
+  lobby_id`, which commits to the settings and a fresh nonce). It is the table's room at the
+  relay, and the joiner checks that the settings the host shows hash to it.
+* ``direct addresses``: ``[host, port]`` pairs where the host listens (maybe none).
+* ``relay``: ``[host, port]`` of a relay where the table's peers meet, or nil.
+
+The joiner tries the direct addresses first and the relay when they do not answer.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from dataclasses import dataclass
+
+import msgpack
+
+from ..crypto.identity import PUBLIC_KEY_SIZE, is_acceptable_public_key
+from .relay_proto import ROOM_SIZE
+
+PREFIX = "moska:"
+VERSION = 1
+CHECKSUM_SIZE = 4
+MAX_ADDRESSES = 4
+MAX_HOST = 64
+MAX_INVITE = 400
+"""Characters at most after the prefix (an invite with four long host names fits)."""
+
+_ALPHABET = re.compile(r"[a-z2-7]*")
+
+
+class InviteError(ValueError):
+    """An invite that cannot be used; the message names what is wrong, in one line."""
+
+
+Address = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Invite:
+    """A table's invite (see the module docstring)."""
+
+    host_key: bytes
+    table: bytes
+    direct: tuple[Address, ...] = ()
+    relay: Address | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.host_key) != PUBLIC_KEY_SIZE or len(self.table) != ROOM_SIZE:
+            raise ValueError("an invite's key is 32 bytes and its table 16")
+        if not self.direct and self.relay is None:
+            raise ValueError("an invite needs a direct address or a relay")
+
+    def __str__(self) -> str:
+        relay = list(self.relay) if self.relay is not None else None
+        body = msgpack.packb(
+            [VERSION, self.host_key, self.table, [list(a) for a in self.direct], relay],
+            use_bin_type=True,
+        )
+        data = body + hashlib.sha256(body).digest()[:CHECKSUM_SIZE]
+        return PREFIX + base64.b32encode(data).decode("ascii").rstrip("=").lower()
+
+
+def looks_like_invite(text: str) -> bool:
+    """Whether a command-line argument is meant as an invite (not ``HOST:PORT``)."""
+    return text.strip().lower().startswith(PREFIX)
+
+
+def parse_invite(text: str) -> Invite:
+    """The invite ``text`` (spaces and line breaks anywhere are ignored, any case);
+    :class:`InviteError` naming what is wrong."""
+    compact = re.sub(r"\s+", "", text).lower()
+    if not compact.startswith(PREFIX):
+        shown = compact[:12] + ("..." if len(compact) > 12 else "")
+        raise InviteError(f"an invite starts with {PREFIX!r}; this starts with {shown!r}")
+    code = compact[len(PREFIX) :]
+    if not code:
+        raise InviteError("the invite is empty after 'moska:' (was it cut off when copied?)")
+    if len(code) > MAX_INVITE:
+        raise InviteError(f"the invite is {len(code)} characters long: more than any invite")
+    bad = next((i for i, c in enumerate(code) if not _ALPHABET.fullmatch(c)), None)
+    if bad is not None:
+        char = code[bad]
+        hint = " (0, 1, 8 and 9 are never used: o, l or i, b and g?)" if char in "0189" else ""
+        raise InviteError(
+            f"the invite has {char!r} at position {bad + 1} after 'moska:', which no invite"
+            f" has: only the letters a-z and the digits 2-7{hint}"
+        )
+    if len(code) % 8 in (1, 3, 6):  # lengths base32 never makes
+        raise InviteError(
+            f"the invite's length ({len(code)} characters after 'moska:') cannot be right:"
+            " a character was lost or added when copying"
+        )
+    try:
+        data = base64.b32decode(code.upper() + "=" * (-len(code) % 8))
+    except binascii.Error:
+        raise InviteError("the invite cannot be decoded: copy it again") from None
+    if base64.b32encode(data).decode("ascii").rstrip("=").lower() != code:
+        raise InviteError(  # the spare bits of the last character are not zero
+            "the invite's end is wrong: its last character was mistyped, or it was cut short"
+            " (copy the whole invite again)"
+        )
+    if len(data) <= CHECKSUM_SIZE + 2:
+        raise InviteError("the invite is too short: it was cut off when copied")
+    body, checksum = data[:-CHECKSUM_SIZE], data[-CHECKSUM_SIZE:]
+    if hashlib.sha256(body).digest()[:CHECKSUM_SIZE] != checksum:
+        raise InviteError(
+            "the invite's checksum does not match: a character was mistyped, lost or added"
+            " (copy the whole invite again)"
+        )
+    return _fields(body)
+
+
+def _fields(body: bytes) -> Invite:
+    try:
+        obj = msgpack.unpackb(body, raw=False, strict_map_key=True)
+    except Exception:  # msgpack raises several kinds; a checksummed body is ours, though
+        raise InviteError("the invite's contents are not readable") from None
+    if not isinstance(obj, list) or not obj or not isinstance(obj[0], int):
+        raise InviteError("the invite's contents are not readable")
+    if obj[0] != VERSION:
+        raise InviteError(
+            f"an invite of version {obj[0]}, and this moska reads version {VERSION}:"
+            " host and joiner need the same moska version"
+        )
+    if len(obj) != 5:
+        raise InviteError("the invite has the wrong number of fields")
+    _, key, table, direct, relay = obj
+    if not isinstance(key, bytes) or len(key) != PUBLIC_KEY_SIZE:
+        raise InviteError("the invite's host key is not 32 bytes")
+    if not is_acceptable_public_key(key):
+        raise InviteError("the invite's host key cannot be a player's key")
+    if not isinstance(table, bytes) or len(table) != ROOM_SIZE:
+        raise InviteError("the invite's table id is not 16 bytes")
+    if not isinstance(direct, list) or len(direct) > MAX_ADDRESSES:
+        raise InviteError(f"the invite's addresses are not a list of at most {MAX_ADDRESSES}")
+    addresses = tuple(_address(a, "address") for a in direct)
+    via = None if relay is None else _address(relay, "relay")
+    if not addresses and via is None:
+        raise InviteError("the invite names neither an address nor a relay")
+    return Invite(key, table, addresses, via)
+
+
+def _address(value: object, what: str) -> Address:
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not isinstance(value[0], str)
+        or not 0 < len(value[0]) <= MAX_HOST
+        or not value[0].isprintable()
+        or type(value[1]) is not int
+        or not 0 < value[1] < 65536
+    ):
+        raise InviteError(f"the invite has a {what} that is not a host and a port")
+    return value[0], value[1]

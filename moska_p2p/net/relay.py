@@ -1,0 +1,302 @@
+"""``moska relay``: a relay anyone can run on a reachable machine, so that peers that cannot
+accept connections (behind a NAT, a firewall, a phone's network) play anyway.
+
+Each peer keeps one outbound connection to the relay, proves its key and registers in its
+table's room; a virtual link between two members of a room carries the ordinary link handshake
+and game (:mod:`.relay_proto` has the messages and the book). The relay copies bytes it cannot
+use: every game frame is signed by its author and every hidden card encrypted, and a link's
+handshake binds both keys and a fresh nonce of each end (:mod:`.wire`), so the relay can only
+forward or drop (``docs/NETWORK.md``, "Relays").
+
+Strangers are bounded everywhere: connections in all and per address, new connections per
+second per address, connections that have not registered (:class:`~.admission.Admission`,
+with a deadline), rooms in all and per address, keys per room, links per connection, bytes
+per second per address, bytes queued for one connection (a peer that does not read is cut off)
+and in all, bytes per room; a room that relays nothing for a while is closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections import deque
+
+import trio
+
+from .admission import Admission, Quiet, Ticket
+from .relay_proto import (
+    CHALLENGE,
+    CLOSE,
+    DATA,
+    EOF,
+    ERROR,
+    INCOMING,
+    OPEN,
+    OPENED,
+    REGISTER,
+    REGISTERED,
+    Book,
+    Caps,
+    Conn,
+    Message,
+    RelayDecoder,
+    RelayError,
+    check_register,
+    encode,
+)
+
+log = logging.getLogger("moska_p2p.relay")
+
+
+def _reason(error: BaseException) -> str:
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if isinstance(error, trio.TooSlowError):
+        return "timed out"
+    return str(error) or type(error).__name__
+
+
+READ_SIZE = 16 * 1024
+
+TOTAL_QUEUE = 32 * 1024 * 1024
+"""Bytes queued for all connections together; past it, readers wait."""
+
+
+class _Outbox:
+    """What waits to be written to one connection."""
+
+    def __init__(self) -> None:
+        self.items: deque[bytes] = deque()
+        self.size = 0
+        self.wake = trio.Event()
+        self.drained = trio.Event()
+        self.scope = trio.CancelScope()
+
+
+class RelayServer:
+    """The relay's trio side (see the module docstring). ``echo`` says what a person running
+    it should read (where it listens); the rest goes to the log."""
+
+    def __init__(self, caps: Caps | None = None) -> None:
+        self.caps = caps or Caps()
+        self.book = Book(self.caps)
+        self.admission = Admission(self.caps.pending, self.caps.pending_per_address)
+        self.outboxes: dict[int, _Outbox] = {}
+        self.queued = 0
+        self._space = trio.Event()
+        self._quiet = Quiet()
+        self.refused = 0
+        self.port = 0
+
+    async def serve(
+        self,
+        host: str,
+        port: int,
+        *,
+        task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Listen on ``host:port`` (0: any free port) and relay until cancelled."""
+        listeners = await trio.open_tcp_listeners(port, host=host)
+        self.port = int(listeners[0].socket.getsockname()[1])
+        task_status.started(listeners)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._expire_rooms)
+            for listener in listeners:
+                nursery.start_soon(self._accept_loop, listener, nursery)
+
+    async def _accept_loop(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
+        async with listener:
+            while True:
+                try:
+                    stream = await listener.accept()
+                except (trio.ClosedResourceError, trio.BrokenResourceError):
+                    return
+                except OSError as error:  # out of descriptors: shed strangers, back off
+                    self._quiet.warning("cannot accept: %s", error.strerror or error)
+                    self.admission.squeeze()
+                    await trio.sleep(0.1)
+                    continue
+                try:
+                    address = str(stream.socket.getpeername()[0])
+                except OSError:
+                    address = "?"
+                ticket = self.admission.admit(address)
+                conn = self.book.connect(address, trio.current_time()) if ticket else None
+                if ticket is None or isinstance(conn, str) or conn is None:
+                    if ticket is not None:
+                        ticket.release()
+                    self.refused += 1
+                    why = conn or "too many connections that have not registered"
+                    self._quiet.warning("refused a connection from %s: %s", address, why)
+                    await trio.aclose_forcefully(stream)
+                    continue
+                nursery.start_soon(self._connection, stream, conn, ticket)
+
+    async def _connection(self, stream: trio.SocketStream, conn: Conn, ticket: Ticket) -> None:
+        box = self.outboxes[conn.id] = _Outbox()
+        try:
+            with box.scope, ticket.scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._write_loop, stream, box)
+                    try:
+                        await self._read_loop(stream, conn, ticket)
+                    except RelayError as error:
+                        self._send(conn.id, encode(ERROR, str(error)[:200]))
+                        with trio.move_on_after(1.0):
+                            while box.items:
+                                await box.drained.wait()
+                    nursery.cancel_scope.cancel()
+        except Exception as error:  # this connection's end only (a reset, a timeout...)
+            log.info("connection %d from %s ended: %s", conn.id, conn.address, _reason(error))
+        finally:
+            ticket.release()
+            self._drop(conn.id)
+            await trio.aclose_forcefully(stream)
+
+    def _drop(self, conn_id: int) -> None:
+        box = self.outboxes.pop(conn_id, None)
+        if box is not None:
+            self.queued -= box.size
+            box.items.clear()
+            box.scope.cancel()
+            box.drained.set()
+            self._space.set()
+        for other, link in self.book.disconnect(conn_id):
+            self._send(other, encode(CLOSE, link, "the other side left the relay"))
+
+    async def _read_loop(self, stream: trio.SocketStream, conn: Conn, ticket: Ticket) -> None:
+        decoder = RelayDecoder()
+        nonce = secrets.token_bytes(32)
+        self._send(conn.id, encode(CHALLENGE, nonce))
+        deadline = trio.current_time() + self.caps.handshake
+        while True:
+            if conn.registered:
+                data = await stream.receive_some(READ_SIZE)
+            else:
+                with trio.fail_at(deadline):
+                    data = await stream.receive_some(READ_SIZE)
+            if not data:
+                return
+            if conn.registered:  # every byte counts against the address's rate, used or not
+                await self._account(conn, len(data))
+            for message in decoder.feed(bytes(data)):
+                if not conn.registered:
+                    self._register(conn, message, nonce)
+                    ticket.release()
+                else:
+                    await self._handle(conn, message)
+
+    def _register(self, conn: Conn, message: Message, nonce: bytes) -> None:
+        if message.kind != REGISTER:
+            raise RelayError(f"a {message.kind} message before registering")
+        room, key, signature = message.items
+        if not check_register(nonce, room, key, signature):
+            raise RelayError("a registration whose proof of key does not answer the challenge")
+        answer = self.book.register(conn.id, room, key, trio.current_time())
+        if isinstance(answer, str):
+            raise RelayError(answer)
+        if answer:
+            replaced = self.outboxes.get(answer)
+            if replaced is not None:
+                replaced.scope.cancel()
+        self._send(conn.id, encode(REGISTERED))
+
+    async def _handle(self, conn: Conn, message: Message) -> None:
+        now = trio.current_time()
+        kind = message.kind
+        if kind == OPEN:
+            link, key = message.items
+            opened = self.book.open(conn.id, link, key, now)
+            if isinstance(opened, str):
+                self._send(conn.id, encode(CLOSE, link, opened))
+                return
+            assert conn.key is not None
+            self._send(opened[0], encode(INCOMING, opened[1], conn.key))
+            self._send(conn.id, encode(OPENED, link))
+        elif kind in (DATA, EOF):
+            link = message.items[0]
+            if self.book.route(conn.id, link) is None:
+                return  # closed meanwhile: the close is on its way to the sender
+            end = self.book.route(conn.id, link)
+            if end is None:
+                return
+            await self._room_for(end[0])
+            frame = encode(DATA, end[1], message.items[1]) if kind == DATA else encode(EOF, end[1])
+            self._send(end[0], frame)
+        elif kind == CLOSE:
+            end = self.book.close(conn.id, message.items[0])
+            if end is not None:
+                self._send(end[0], encode(CLOSE, end[1], message.items[1]))
+        else:
+            raise RelayError(f"a {kind} message from a peer")
+
+    async def _account(self, conn: Conn, size: int) -> None:
+        """Bytes read from a member: wait as long as its address's rate says; a room over
+        its byte cap is closed."""
+        wait = self.book.relayed(conn.id, size, trio.current_time())
+        if isinstance(wait, str):
+            if conn.room is not None:
+                for member in self.book.members_of(conn.room):
+                    self._close_conn(member)
+            raise RelayError(wait)
+        if wait > 0:
+            await trio.sleep(wait)
+
+    async def _room_for(self, target: int) -> None:
+        """Wait while the target's queue or all queues are over their caps; a target that
+        does not drain its queue within :attr:`Caps.stall` seconds is cut off."""
+        box = self.outboxes.get(target)
+        if box is not None and box.size > self.caps.queue_bytes:
+            with trio.move_on_after(self.caps.stall):
+                while box.size > self.caps.queue_bytes and target in self.outboxes:
+                    box.drained = trio.Event()
+                    await box.drained.wait()
+            if box.size > self.caps.queue_bytes:
+                log.info("connection %d does not read: cut off", target)
+                self._close_conn(target)
+        while self.queued > TOTAL_QUEUE:
+            self._space = trio.Event()
+            await self._space.wait()
+
+    def _close_conn(self, conn_id: int) -> None:
+        box = self.outboxes.get(conn_id)
+        if box is not None:
+            box.scope.cancel()
+
+    def _send(self, conn_id: int, frame: bytes) -> None:
+        box = self.outboxes.get(conn_id)
+        if box is None:
+            return
+        box.items.append(frame)
+        box.size += len(frame)
+        self.queued += len(frame)
+        box.wake.set()
+
+    async def _write_loop(self, stream: trio.SocketStream, box: _Outbox) -> None:
+        while True:
+            if not box.items:
+                box.drained.set()
+                box.wake = trio.Event()
+                await box.wake.wait()
+                continue
+            data = b"".join(box.items)
+            box.items.clear()
+            with trio.fail_after(self.caps.stall):
+                await stream.send_all(data)
+            box.size -= len(data)
+            self.queued -= len(data)
+            self._space.set()
+            if box.size <= self.caps.queue_bytes:
+                box.drained.set()
+
+    async def _expire_rooms(self) -> None:
+        while True:
+            now = trio.current_time()
+            for name in self.book.idle_rooms(now):
+                log.info("a table idle for %g s: closed", self.caps.idle_room)
+                for member in self.book.members_of(name):
+                    self._close_conn(member)
+                self.book.rooms[name].last = now  # its members go as their tasks end
+            # a room opened meanwhile is looked at within a quarter of its idle time
+            wait = min(self.book.next_expiry(now), self.caps.idle_room / 4, 60.0)
+            await trio.sleep(max(wait, 0.1))
