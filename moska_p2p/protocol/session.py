@@ -44,7 +44,7 @@ from . import messages as m
 from . import verdict as v
 from .claims import ClaimBook, Denial
 from .config import TableConfig, game_id, table_id
-from .deck_phase import STAGE_PASS1, DeckPhase
+from .deck_phase import STAGE_PASS1, STAGE_PASS2, DeckJob, DeckPhase
 from .frames import FrameError, encode_frame, open_frame
 from .ordering import WINDOW, SenderLog
 
@@ -165,6 +165,9 @@ class PeerSession:
         self.size = 52 - 4 * config_rules(config).lowest_rank
         self.cards = list(range(52 - self.size, 52))
         self.deck: DeckPhase | None = None
+        self.offload = False
+        """Set by a driver that runs the deck's costly steps itself, off its event loop
+        (:meth:`take_jobs`, :meth:`finish_job`; :mod:`.deck_phase`)."""
         self.owed: dict[tuple[int, int], float] = {}
         self.want_face: dict[int, int] = {}  # position -> -1 (public) or my seat
         self._nonce = self._rng(32)
@@ -436,7 +439,9 @@ class PeerSession:
             return [k for k in self.roster if not self.peers[k].seat_secret]
         if stage in (SHUFFLE1, SHUFFLE2) and self.deck is not None:
             turn = self.deck.next_turn()
-            return [self.seats[turn[1]]] if turn is not None else []
+            if turn is None or self.deck.busy:  # a pass being checked or made here
+                return []
+            return [self.seats[turn[1]]]
         if stage == PLAY:
             owing = {seat for seat, _ in self.owed}
             g = self.game
@@ -793,6 +798,21 @@ class PeerSession:
     def _on_shuffle2(self, peer: _Peer, msg: m.Message, frame: bytes) -> None:
         self._deck_step(peer, SHUFFLE2, msg, frame)
 
+    def take_jobs(self) -> list[DeckJob]:
+        """The deck's costly steps made since the last call (only with :attr:`offload`): run
+        each ``job.run()`` anywhere (a worker thread) and hand its return to
+        :meth:`finish_job`."""
+        return self.deck.take_jobs() if self.deck is not None else []
+
+    def finish_job(self, job: DeckJob, outcome: object, now: float = 0.0) -> list[v.Output]:
+        """A job's outcome: the message waiting on it applies now (or is judged)."""
+        self._now = now
+        if self.deck is None or self.stage in (DONE, STOPPED):
+            return self._drain()
+        self.deck.finish(job, outcome)
+        self._pump(now)
+        return self._drain()
+
     def _deck_step(self, peer: _Peer, stage: int, msg: m.Message, frame: bytes) -> None:
         """Passes go in seat order: a later seat's pass waits for the earlier ones; each is
         checked against its proof before anything builds on it."""
@@ -806,10 +826,18 @@ class PeerSession:
         if self.stage != stage or turn is None or turn[1] != seat:
             raise Violation(v.PROTOCOL, peer.key, "a shuffle pass out of its turn", (frame,))
         try:
+            body = dict(msg.body)
+            verified = False
+            if self.offload:  # checked off the loop: wait for the job, then accept
+                verified = deck.check(
+                    seat, STAGE_PASS1 if stage == SHUFFLE1 else STAGE_PASS2, body, msg.hash
+                )
+                if not verified:
+                    raise Wait
             if stage == SHUFFLE1:
-                deck.accept_pass1(seat, dict(msg.body))
+                deck.accept_pass1(seat, body, verified=verified)
             else:
-                deck.accept_pass2(seat, dict(msg.body))
+                deck.accept_pass2(seat, body, verified=verified)
         except mp.DeckError as error:
             raise Violation(v.BAD_SHUFFLE, peer.key, f"a bad shuffle: {error}", (frame,)) from None
 
@@ -820,6 +848,11 @@ class PeerSession:
         turn = deck.next_turn()
         if turn is None or turn[1] != self.my_seat:
             return False
+        if self.offload:  # made off the loop (or by the pipeline): sent once it is here
+            body = deck.my_pass(self.my_seat)
+            if body is not None:
+                self._send(m.SHUFFLE1 if turn[0] == STAGE_PASS1 else m.SHUFFLE2, body)
+            return body is not None
         if turn[0] == STAGE_PASS1:
             self._send(m.SHUFFLE1, deck.make_pass1(self.my_seat))
         else:
@@ -1244,6 +1277,7 @@ class PeerSession:
                     self._seed, self.game_id, self.my_seat, self.size
                 )
             self.deck = DeckPhase(self.game_id, len(self.seats), self.cards, secrets)
+            self.deck.offload = self.offload
             self.stage = SHUFFLE1
             self._my_pass()
             return True
