@@ -13,12 +13,13 @@ sender with the signed frame as evidence.
 
 Offloaded work (issue 22, items 3 and 4). Checking a pass and making one are the deal's only
 costly steps (tens of milliseconds each). A driver that must stay responsive (the network
-peer's event loop) sets ``offload``: those steps then become jobs (:class:`DeckJob`), pure
-functions over immutable copies of their inputs, which the driver runs wherever it likes (a
-worker thread) and hands back (:meth:`DeckPhase.finish`); the message they belong to waits in
-its sender's queue meanwhile, exactly as a pass that came early waits for its turn. Nothing of
-the protocol changes: a pass is still accepted only once its proof verified, in seat order,
-with the same verdict if it fails, and this seat's own pass goes out with the same bytes.
+peer's event loop) sets its session's ``offload``: those steps then become jobs
+(:class:`DeckJob`), pure functions over immutable copies of their inputs, which the driver
+runs wherever it likes (a worker thread) and hands back (:meth:`DeckPhase.finish`); the
+message they belong to waits in its sender's queue meanwhile, exactly as a pass that came
+early waits for its turn. Nothing of the protocol changes: a pass is still accepted only once
+its proof verified, in seat order, with the same verdict if it fails, and this seat's own pass
+goes out with the same bytes.
 
 What offloading adds is a pipeline: when the pass right before this seat's arrives, this seat
 starts its own pass from that (still unverified) output at once, in parallel with the check.
@@ -86,8 +87,6 @@ class DeckPhase:
         # What this seat's own make_pass1/make_pass2 computed, as an immutable copy: a pass
         # that arrives byte for byte as made here needs no proof check (see _made_here).
         self._made: dict[str, tuple[object, ...]] = {}
-        self.offload = False
-        """Set by a driver that runs jobs (:class:`DeckJob`) itself (the module docstring)."""
         self._jobs: list[DeckJob] = []  # made, not yet taken by the driver
         self._running: set[tuple[object, ...]] = set()
         self._outcomes: dict[tuple[object, ...], object] = {}
@@ -179,7 +178,7 @@ class DeckPhase:
     # ------------------------------------------------------------------ offloaded work
 
     def check(self, seat: int, stage: str, body: dict[str, Any], tag: bytes) -> bool:
-        """With :attr:`offload`: whether ``seat``'s pass (the message hashed ``tag``, whose
+        """For an offloading driver: whether ``seat``'s pass (the message hashed ``tag``, whose
         turn it is) has been checked and may be accepted with ``verified=True``. ``False``:
         its :data:`VERIFY` job is out (made now if need be), so the message must wait. A
         failed check raises its :class:`~moska_p2p.crypto.deck.DeckError` here, where an
@@ -206,7 +205,7 @@ class DeckPhase:
         return False
 
     def my_pass(self, seat: int) -> dict[str, Any] | None:
-        """With :attr:`offload`: this seat's pass body for the pass due now (its turn), or
+        """For an offloading driver: this seat's pass body for the pass due now (its turn), or
         ``None`` while its :data:`MAKE` job runs (made now if none was made from this input,
         by the pipeline or before)."""
         turn = self.next_turn()

@@ -1277,7 +1277,6 @@ class PeerSession:
                     self._seed, self.game_id, self.my_seat, self.size
                 )
             self.deck = DeckPhase(self.game_id, len(self.seats), self.cards, secrets)
-            self.deck.offload = self.offload
             self.stage = SHUFFLE1
             self._my_pass()
             return True

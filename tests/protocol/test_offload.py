@@ -154,7 +154,6 @@ def _phase(seat: int, players: int = 2) -> DeckPhase:
 
 def test_a_check_is_a_job_whose_failure_raises_where_the_inline_check_did() -> None:
     first, second = _phase(0), _phase(1)
-    second.offload = True
     body = first.make_pass1(0)
     body["proof"] = bytes(len(body["proof"]))
     with pytest.raises(mp.DeckError) as inline:
@@ -174,7 +173,6 @@ def test_a_check_is_a_job_whose_failure_raises_where_the_inline_check_did() -> N
 
 def test_a_pass_made_ahead_is_used_only_for_the_input_it_was_made_from() -> None:
     first, second = _phase(0), _phase(1)
-    second.offload = True
     good = first.make_pass1(0)
     forged = dict(good, points=[mp.card_point(bytes([9]) * 32, 0), *good["points"][1:]])
     assert second.check(0, "shuffle1", dict(forged), b"forged") is False
