@@ -10,13 +10,14 @@ import secrets
 from collections.abc import Sequence
 
 import pytest
+from adversary_matrix import FAULTS, run_cell, stages
 
 from moska_p2p.crypto import deck as mp
 from moska_p2p.protocol import messages as m
 from moska_p2p.protocol import verdict as v
 from moska_p2p.protocol.deck_phase import MAKE, VERIFY, DeckJob, DeckPhase
 from moska_p2p.protocol.session import PeerSession
-from moska_p2p.protocol.simulate import Network
+from moska_p2p.protocol.simulate import Network, Tamper
 from tests.protocol.protocol_harness import _msg, _rewrite, all_done, play_out, start, table
 
 
@@ -26,8 +27,15 @@ class OffloadNetwork(Network):
     a seeded choice at every step between delivering a frame and finishing a job, so jobs
     come back late and out of step with the frames."""
 
-    def __init__(self, net: Network, lag: float = 0.0, seed: int = 0) -> None:
-        super().__init__(net.sessions, tamper=net.tamper)
+    def __init__(
+        self,
+        sessions: Sequence[PeerSession],
+        *,
+        tamper: Tamper | None = None,
+        lag: float = 0.0,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(sessions, tamper=tamper)
         for session in self.sessions:
             session.offload = True
         self.lag = lag
@@ -56,6 +64,10 @@ class OffloadNetwork(Network):
         raise RuntimeError("the network did not settle")
 
 
+def _offloaded(net: Network, lag: float = 0.0, seed: int = 0) -> OffloadNetwork:
+    return OffloadNetwork(net.sessions, tamper=net.tamper, lag=lag, seed=seed)
+
+
 def _bodies(sessions: Sequence[PeerSession], kind: str) -> list[bytes]:
     """Every ``kind`` message body in the first transcript, as signed."""
     return [
@@ -70,7 +82,7 @@ def test_jobs_back_at_once_give_the_very_same_transcripts(players: int) -> None:
     inline = table("moska", players, seed=21)
     start(inline)
     play_out(inline, seed=21)
-    offloaded = OffloadNetwork(table("moska", players, seed=21))
+    offloaded = _offloaded(table("moska", players, seed=21))
     start(offloaded)
     play_out(offloaded, seed=21)
     assert all_done(inline) and all_done(offloaded)
@@ -86,7 +98,7 @@ def test_jobs_back_at_once_give_the_very_same_transcripts(players: int) -> None:
 def test_late_jobs_out_of_step_with_frames_give_the_same_deck(seed: int) -> None:
     inline = table("durak", 4, seed=seed)
     start(inline)
-    late = OffloadNetwork(table("durak", 4, seed=seed), lag=0.7, seed=seed)
+    late = _offloaded(table("durak", 4, seed=seed), lag=0.7, seed=seed)
     start(late)
     assert all(s.game is not None for s in late.sessions)
     for kind in (m.SHUFFLE1, m.SHUFFLE2):  # the same passes, byte for byte
@@ -123,7 +135,7 @@ def test_a_bad_pass_gets_the_inline_verdict_and_the_pipelined_pass_is_never_sent
 
     inline = _forged_pass(kind, cheater)
     start(inline)
-    offloaded = OffloadNetwork(_forged_pass(kind, cheater))
+    offloaded = _offloaded(_forged_pass(kind, cheater))
     start(offloaded)
     for i in range(4):
         if i == cheater:
@@ -192,3 +204,23 @@ def test_a_pass_made_ahead_is_used_only_for_the_input_it_was_made_from() -> None
     inline = _phase(1)
     inline.accept_pass1(0, dict(good))
     assert body == inline.make_pass1(1)
+
+
+DECK_CELLS = [
+    (stage, fault) for stage in stages(3) if stage.startswith("shuffle") for fault in FAULTS
+]
+
+
+@pytest.mark.parametrize(("stage", "fault"), DECK_CELLS)
+def test_the_adversary_matrix_deck_cells_with_jobs_late_and_out_of_step(
+    stage: str, fault: str
+) -> None:
+    """Every cheat at every pass of a 3-seat deal, the deck's jobs coming back late: only the
+    cheater is named, by every honest peer, and every honest transcript verifies."""
+    result = run_cell(
+        3, stage, fault, network=lambda sessions: OffloadNetwork(sessions, lag=0.5, seed=7)
+    )
+    assert result.applicable and result.error is None, result.error
+    assert result.ok, [(o.index, o.ended, o.kind, o.culprits) for o in result.outcomes]
+    if fault != "equivocate":
+        assert result.convicted == len(result.outcomes)
