@@ -16,9 +16,6 @@ the one whose turn it is, and signs its own pass only after that check passed.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import threading
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -30,28 +27,6 @@ from ..protocol.session import PeerSession
 
 THREADS = 2
 """Jobs of one session running at once: a check and the pass pipelined with it."""
-
-NICENESS = 10
-"""How much lower than the event loop's the priority of a thread running a job is, where the
-system allows it (Linux: per thread): when every core is busy (several peers on one machine,
-or one core), the scheduler then wakes the loop first, so its links and timers keep their
-pace while the proofs take the rest of the time."""
-
-_lowered = threading.local()
-
-
-def _run_lowered(job: DeckJob) -> object:
-    """``job.run()`` in a thread whose priority was lowered once (the thread is trio's, kept
-    for later work of the same kind: a job again, or the check of a finished transcript)."""
-    if not getattr(_lowered, "done", False):
-        _lowered.done = True
-        with contextlib.suppress(AttributeError, OSError):  # not Linux, or not allowed
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _niceness() + NICENESS)
-    return job.run()
-
-
-def _niceness() -> int:
-    return os.getpriority(os.PRIO_PROCESS, 0)
 
 
 class WorkOwner(Protocol):
@@ -80,7 +55,7 @@ class DeckWorker:
             self._nursery.start_soon(self._run, job)
 
     async def _run(self, job: DeckJob) -> None:
-        outcome = await trio.to_thread.run_sync(_run_lowered, job, limiter=self._limiter)
+        outcome = await trio.to_thread.run_sync(job.run, limiter=self._limiter)
         session = self._session
         if self._owner.session is not session:
             return  # the node moved on to the next game: this one's work is of no use
