@@ -22,6 +22,7 @@ from ..protocol.frames import SESSION_RESULT, FrameError, open_frame
 from ..protocol.session import RESULT, PeerSession, drbg
 from ..protocol.tally import next_dealer
 from ..protocol.transcript import verify_transcript
+from .deck_worker import DeckWorker
 from .known import KnownPeers, KnownPeersError
 from .link import Link
 from .persist import SavedGame, TranscriptFile
@@ -51,6 +52,8 @@ lid), not for anyone's silence (issue 11 item 7)."""
 
 class RunnerNode(SessionNode):
     """A node's game runner (see the module docstring)."""
+
+    _deck_work: DeckWorker | None = None
 
     def _begin(
         self,
@@ -101,6 +104,8 @@ class RunnerNode(SessionNode):
             )
             # What happened before the crash was printed then; frames go out through sync.
             outputs = [o for o in replayed if isinstance(o, v.Seated | v.Finished | v.Stopped)]
+        # The deck's checks and passes run in worker threads, not in this loop.
+        self._deck_work = DeckWorker(self, session, self._nursery)
         if hasattr(session, "max_tick_gap"):
             # Our own clock jumping this far between two ticks means this process was not
             # running (suspended): the session restarts its count instead of blaming anyone.
@@ -188,6 +193,8 @@ class RunnerNode(SessionNode):
                     self.o.player.ended(out, len(session.moves))
             elif isinstance(out, v.Rejected):
                 log.info("refused a frame: %s", out.reason)
+        if self._deck_work is not None:
+            self._deck_work.kick()
         if session.my_turn and self.stats.t_first_turn is None:
             self.stats.t_first_turn = time.time()
         self._turn.set()

@@ -31,7 +31,6 @@ remote data escapes :meth:`receive`; an exception is a bug of this peer (:class:
 
 from __future__ import annotations
 
-import hashlib
 import secrets as system_random
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -45,7 +44,8 @@ from . import stages
 from . import verdict as v
 from .claims import ClaimBook
 from .config import TableConfig, table_id
-from .deck_phase import DeckPhase
+from .deck_phase import DeckJob, DeckPhase
+from .drbg import drbg
 from .frames import FrameError, encode_frame, open_frame
 from .heads import Heads
 from .intake import LIMBO_FRAMES, Intake
@@ -60,21 +60,8 @@ from .shuffling import Shuffling
 from .stages import DISCLOSE, DONE, HELLO, PLAY, RESULT, SEAT, SHUFFLE1, SHUFFLE2, STAGES, STOPPED
 
 __all__ = [
-    "DISCLOSE",
-    "DONE",
-    "HELLO",
-    "LIMBO_FRAMES",
-    "PLAY",
-    "RESULT",
-    "SEAT",
-    "SHUFFLE1",
-    "SHUFFLE2",
-    "STAGES",
-    "STOPPED",
-    "WINDOW",
-    "LocalError",
-    "PeerSession",
-    "drbg",
+    "DISCLOSE", "DONE", "HELLO", "LIMBO_FRAMES", "PLAY", "RESULT", "SEAT", "SHUFFLE1",
+    "SHUFFLE2", "STAGES", "STOPPED", "WINDOW", "LocalError", "PeerSession", "drbg",
     "transcript_digest",
 ]  # fmt: skip
 
@@ -210,6 +197,31 @@ class PeerSession:
     @property
     def deck(self) -> DeckPhase | None:
         return self.shuffling.deck
+
+    @property
+    def offload(self) -> bool:
+        """Whether the driver runs the deck's costly steps itself, off its event loop
+        (:meth:`take_jobs`, :meth:`finish_job`; :attr:`.Shuffling.offload`)."""
+        return self.shuffling.offload
+
+    @offload.setter
+    def offload(self, value: bool) -> None:
+        self.shuffling.offload = value
+
+    def take_jobs(self) -> list[DeckJob]:
+        """The deck's costly steps made since the last call (only with :attr:`offload`): run
+        each ``job.run()`` anywhere (a worker thread) and hand its return to
+        :meth:`finish_job`."""
+        return self.deck.take_jobs() if self.deck is not None else []
+
+    def finish_job(self, job: DeckJob, outcome: object, now: float = 0.0) -> list[v.Output]:
+        """A job's outcome: the message waiting on it applies now (or is judged)."""
+        self._now = now
+        if self.deck is None or self.stage in (DONE, STOPPED):
+            return self._drain()
+        self.deck.finish(job, outcome)
+        self._pump(now)
+        return self._drain()
 
     @property
     def game(self) -> Game | None:
@@ -686,23 +698,3 @@ class PeerSession:
         if following is not None and following is not phase:
             following.begin()
         return True
-
-
-def drbg(secret: bytes) -> Callable[[int], bytes]:
-    """A deterministic random byte source from a 32-byte secret (SHA-256 in counter mode):
-    a peer that keeps its per-game secret can rebuild every secret it drew (resume)."""
-    if len(secret) != 32:
-        raise ValueError("the per-game secret must be 32 bytes")
-    counter = 0
-    buffer = b""
-
-    def draw(size: int) -> bytes:
-        nonlocal counter, buffer
-        while len(buffer) < size:
-            block = counter.to_bytes(8, "big")
-            buffer += hashlib.sha256(b"moska-p2p/drbg" + secret + block).digest()
-            counter += 1
-        out, buffer = buffer[:size], buffer[size:]
-        return out
-
-    return draw

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from ..crypto import deck as mp
 from . import messages as m
 from . import verdict as v
-from .deck_phase import STAGE_PASS1, DeckPhase
+from .deck_phase import STAGE_PASS1, STAGE_PASS2, DeckPhase
 from .phase import Host, Peer, Violation, Wait
 from .stages import PLAY, SHUFFLE1, SHUFFLE2
 
@@ -27,6 +27,11 @@ class Shuffling:
         self.seed = seed
         self.cards = list(cards)
         self.deck: DeckPhase | None = None
+        self.offload = False
+        """Set by a driver that runs the deck's costly steps itself, off its event loop
+        (:meth:`.PeerSession.take_jobs`, :meth:`.PeerSession.finish_job`; :mod:`.deck_phase`):
+        a pass then waits in its sender's queue while its check runs, and this seat's own pass
+        is made from the previous output in parallel, sent only once that output passed."""
 
     def begin(self) -> None:
         """The seats are drawn: derive this seat's deck secrets, and shuffle if first."""
@@ -56,9 +61,13 @@ class Shuffling:
         return self.my_pass()
 
     def waiting_on(self) -> list[bytes]:
-        """The seat whose pass is due."""
-        turn = self.deck.next_turn() if self.deck is not None else None
-        return [self.host.seats[turn[1]]] if turn is not None else []
+        """The seat whose pass is due (nobody while a pass is being checked or made here:
+        that wait is this peer's own work, not anyone's silence)."""
+        deck = self.deck
+        turn = deck.next_turn() if deck is not None else None
+        if deck is None or turn is None or deck.busy:
+            return []
+        return [self.host.seats[turn[1]]]
 
     def on_shuffle1(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         self._step(peer, SHUFFLE1, msg, frame)
@@ -78,10 +87,18 @@ class Shuffling:
         if turn is None or turn[1] != seat:
             raise Violation(v.PROTOCOL, peer.key, "a shuffle pass out of its turn", (frame,))
         try:
+            body = dict(msg.body)
+            verified = False
+            if self.offload:  # checked off the loop: wait for the job, then accept
+                verified = deck.check(
+                    seat, STAGE_PASS1 if stage == SHUFFLE1 else STAGE_PASS2, body, msg.hash
+                )
+                if not verified:
+                    raise Wait
             if stage == SHUFFLE1:
-                deck.accept_pass1(seat, dict(msg.body))
+                deck.accept_pass1(seat, body, verified=verified)
             else:
-                deck.accept_pass2(seat, dict(msg.body))
+                deck.accept_pass2(seat, body, verified=verified)
         except mp.DeckError as error:
             raise Violation(v.BAD_SHUFFLE, peer.key, f"a bad shuffle: {error}", (frame,)) from None
 
@@ -94,6 +111,11 @@ class Shuffling:
         turn = deck.next_turn()
         if turn is None or turn[1] != host.my_seat:
             return False
+        if self.offload:  # made off the loop (or by the pipeline): sent once it is here
+            body = deck.my_pass(host.my_seat)
+            if body is not None:
+                host._send(m.SHUFFLE1 if turn[0] == STAGE_PASS1 else m.SHUFFLE2, body)
+            return body is not None
         if turn[0] == STAGE_PASS1:
             host._send(m.SHUFFLE1, deck.make_pass1(host.my_seat))
         else:

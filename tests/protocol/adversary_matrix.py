@@ -408,8 +408,10 @@ def run_cell(
     split: str = "half",
     max_moves: int = 3000,
     transcripts: Path | None = None,
+    network: Callable[[list[PeerSession]], Network] = Network,
 ) -> CellResult:
-    """Play one cell of the matrix and measure what every honest peer ended with."""
+    """Play one cell of the matrix and measure what every honest peer ended with
+    (``network``: the in-memory network to play it on)."""
     config = _config(players, seed)
     identities = _identities(players)
     seats = seating(players, seed)
@@ -419,7 +421,7 @@ def run_cell(
     # "next": only the seat after the cheater gets the real message; "half": half the table
     group_a = {honest[0]} if split == "next" else set(honest[: max(1, len(honest) // 2)])
     sessions = make_peers(config, identities, seed=seed)
-    net = Network(sessions)
+    net = network(sessions)
     adversary = Adversary(net, cheater, stage, fault, group_a)
     net.tamper = adversary
     result = CellResult(players, stage, fault, cheater)
