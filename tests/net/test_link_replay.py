@@ -12,7 +12,9 @@ had said no, and a replayed ``sync`` made a peer resend its frames on every repl
 
 Real link code, real TCP on 127.0.0.1: ``b`` (the later peer) keeps its link to ``a`` up with
 its own redialing (``_keep_link``) through :class:`_Path`, an on-path attacker that forwards
-whole frames both ways, records them, can withhold some, and can inject any frame.
+whole frames both ways, records them, can withhold some, and can inject any frame; and once
+through a real ``moska relay`` (:class:`_ReplayingRelay`) that plays a recorded ``bye`` into
+the next virtual link.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from moska_p2p.crypto.identity import Identity
 from moska_p2p.net.link import Link
 from moska_p2p.net.node import Node
 from moska_p2p.net.persist import SavedGame
+from moska_p2p.net.relay import RelayServer
+from moska_p2p.net.relay_client import RELAYED_HOST, RelayClient
+from moska_p2p.net.relay_proto import DATA, Conn, Message
 from moska_p2p.net.wire import (
     BYE,
     NEXT,
@@ -136,17 +141,18 @@ class _Path:
 
 
 def _pair(
-    tmp_path: Path, a_id: Identity, b_id: Identity, path_port: int, tag: str = ""
-) -> tuple[Node, Node]:
+    tmp_path: Path, a_id: Identity, b_id: Identity, path_port: int, tag: str = "",
+    host: str = LOOPBACK,
+) -> tuple[Node, Node]:  # fmt: skip
     """Two nodes of a fresh table (``a`` earlier, ``b`` later, which reaches ``a`` at the
-    path's port), each with the saved game it would have after the start."""
+    path's port on ``host``), each with the saved game it would have after the start."""
     a = Node(_options(tmp_path, f"a{tag}", identity=a_id))
     b = Node(_options(tmp_path, f"b{tag}", identity=b_id))
     config = TableConfig("moska", 2, secrets.token_bytes(32), {}, 10.0)
     lobby = lobby_id(config)
     roster = (Entry.sign(a_id, lobby, "a", "", 1), Entry.sign(b_id, lobby, "b", LOOPBACK, 2))
     for index, node in enumerate((a, b)):
-        address = (LOOPBACK, path_port) if index else None
+        address = (host, path_port) if index else None
         node.saved = SavedGame(tmp_path / f"{tag}{index}.moska", bytes(32), config, roster,
                                index, "x", address)  # fmt: skip
         node._table_id = table_id(config, [e.key for e in roster])
@@ -268,6 +274,77 @@ async def test_a_sync_replayed_into_a_later_link_is_refused(
                 assert asked[0] not in asked[1:], "a answered the same sync twice"
             outer.cancel_scope.cancel()
     assert f"a sync message {NOT_THIS_LINK}" in caplog.text
+
+
+class _ReplayingRelay(RelayServer):
+    """A real relay that withholds ``a``'s ``bye`` (a chunk that is that frame alone) and,
+    on the next virtual link, plays it in place of ``a``'s first frame there (its
+    ``sync``)."""
+
+    def __init__(self, a: bytes) -> None:
+        super().__init__()
+        self.a = a
+        self.bye: bytes | None = None
+        self.played = False
+
+    async def _handle(self, conn: Conn, message: Message) -> None:
+        if message.kind == DATA and conn.key == self.a:
+            payload = message.items[1]
+            kind = _whole_frame_kind(payload)
+            if kind == "net/bye" and self.bye is None:
+                self.bye = payload
+                return  # withheld
+            if kind == "net/sync" and self.bye is not None and not self.played:
+                self.played = True
+                message = Message(DATA, (message.items[0], self.bye))
+        await super()._handle(conn, message)
+
+
+def _whole_frame_kind(payload: bytes) -> str | None:
+    """The kind of the frame a data chunk holds alone, else None (signature unchecked)."""
+    if len(payload) < 4 or len(payload) != 4 + int.from_bytes(payload[:4], "big"):
+        return None
+    try:
+        return open_frame(payload[4:])[0]
+    except FrameError:
+        return None
+
+
+@pytest.mark.trio
+async def test_a_relay_cannot_replay_a_bye_into_the_next_virtual_link(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "moska_p2p.net")
+    a_id = Identity.generate()
+    a, b = _pair(tmp_path, a_id, Identity.generate(), 1, host=RELAYED_HOST)
+    with trio.fail_after(40):
+        async with trio.open_nursery() as nursery:
+            relay = _ReplayingRelay(a.me)
+            await nursery.start(relay.serve, LOOPBACK, 0)
+            for node in (a, b):
+                node._nursery = nursery
+                client = RelayClient(
+                    node.identity, LOOPBACK, relay.port, a._table_id[:16], node._relayed_in
+                )
+                node.relay_client = client
+                await nursery.start(client.run)
+                assert client.registered.is_set(), client.error
+            nursery.start_soon(b._keep_link, 0, None)
+            await _wait_for(lambda: b.me in a.links and a.me in b.links, "no first link")
+            first = b.links[a.me]
+            a.links[b.me].finish(a._bye())
+            await _wait_for(lambda: relay.played, "the relay did not replay the bye")
+            await _wait_for(
+                lambda: a.me in b.gone or NOT_THIS_LINK in caplog.text, "nothing happened"
+            )
+            assert a.me not in b.gone, "b took a bye from another link: it stops redialing"
+            await _wait_for(
+                lambda: b.links.get(a.me) not in (None, first) and NOT_THIS_LINK in caplog.text,
+                "b did not redial",
+            )
+            b.closing.set()
+            nursery.cancel_scope.cancel()
+    assert f"a bye message {NOT_THIS_LINK}" in caplog.text
 
 
 # ------------------------------------------------------------------ the binding, unit by unit
