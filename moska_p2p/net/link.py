@@ -6,17 +6,23 @@ in one ``send_all``, bounded by a timeout. A peer that stops reading is dropped 
 times out or its outbox passes :data:`MAX_OUTBOX`; nothing is lost by dropping it, because every
 new link starts with a ``sync`` exchange that resends what the other side lacks.
 
-Whatever goes wrong on a link (garbage, an oversized frame, a reset, a timeout) ends that link
-only: :meth:`Link.run` raises, and its owner logs the reason and closes the stream.
+Whatever goes wrong on a link (garbage, an oversized frame, a reset, a timeout, a link message
+signed for another link) ends that link only: :meth:`Link.run` raises, and its owner logs the
+reason and closes the stream.
+
+Link messages (``sync``, ``bye``, ``next``, ``refuse``) are signed here, over this link's id
+(:func:`~.wire.link_id`, kept by its authenticated stream), and checked against it: one
+recorded on another link cannot be played into this one (:mod:`.wire`, "Binding").
 """
 
 from __future__ import annotations
 
 from collections import deque
-from typing import Protocol
+from typing import Any, Protocol
 
 import trio
 
+from ..crypto.identity import Identity
 from .wire import (
     BYE,
     NEXT,
@@ -26,6 +32,7 @@ from .wire import (
     HandshakeError,
     NetMessage,
     classify,
+    net_frame,
     prefixed,
 )
 
@@ -34,9 +41,10 @@ MAX_OUTBOX = 10_000
 
 
 class LinkOwner(Protocol):
-    """What a link calls back: the node that owns the session."""
+    """What a link calls back: the node that owns the session (and signs its messages)."""
 
     send_timeout: float
+    identity: Identity
 
     def on_frame(self, frame: bytes, source: bytes) -> None: ...
 
@@ -44,12 +52,16 @@ class LinkOwner(Protocol):
 
 
 class Link:
-    """A live connection to the peer with public key ``key`` (after the handshake)."""
+    """A live connection to the peer with public key ``key`` (after the handshake, which gave
+    ``stream`` its link id)."""
 
     def __init__(self, owner: LinkOwner, key: bytes, stream: FrameStream) -> None:
+        if stream.link is None:
+            raise ValueError("a link runs over an authenticated stream")
         self.owner = owner
         self.key = key
         self.stream = stream
+        self.link_id: bytes = stream.link
         self.outbox: deque[bytes] = deque()
         self.scope = trio.CancelScope()
         self.closing = False
@@ -67,11 +79,16 @@ class Link:
             self.scope.cancel()  # it does not read: drop it; a new link resyncs
         self._wake.set()
 
-    def finish(self, last: bytes | None = None) -> None:
-        """Send ``last`` (a ``bye``), then everything queued, then end our half of the
-        stream; the link ends when the other side closes its half too."""
-        if last is not None:
-            self.enqueue(last)
+    def send_net(self, kind: str, body: dict[str, Any]) -> None:
+        """Queue the link message ``kind`` (``sync``, ``bye``, ``next``, ``refuse``), signed
+        by the owner over this link's id; never blocks."""
+        self.enqueue(net_frame(self.owner.identity, kind, body, self.link_id))
+
+    def finish(self, bye: str | None = None) -> None:
+        """Send a ``bye`` with the reason ``bye`` (if any), then everything queued, then end
+        our half of the stream; the link ends when the other side closes its half too."""
+        if bye is not None:
+            self.send_net(BYE, {"reason": bye})
         self.closing = True
         self._wake.set()
 
@@ -109,7 +126,7 @@ class Link:
             body = await self.stream.receive()
             if body is None:
                 return
-            message = classify(body)
+            message = classify(body, self.link_id)
             if message is None:
                 self.frames_in += 1
                 self.owner.on_frame(prefixed(body), self.key)

@@ -3,7 +3,8 @@ proves both keys, the game links to the other peers, and redialing them.
 
 A connection to our port gets a ``hi``; the dialer answers ``join`` (a joiner, handed to the
 lobby, :mod:`.lobby`) or ``link`` (a later peer of the table); both ends prove their keys over
-each other's fresh nonce (:mod:`.wire`). A game link then runs as a :class:`~.link.Link`
+each other's fresh nonce (:mod:`.wire`), and the connection keeps its link id, which every
+later link message is signed over. A game link then runs as a :class:`~.link.Link`
 until it drops; the later peer redials with backoff.
 """
 
@@ -32,6 +33,7 @@ from .wire import (
     LINK,
     LISTENER,
     MAX_NAME,
+    NEXT,
     REFUSE,
     SYNC,
     WELCOME,
@@ -40,6 +42,7 @@ from .wire import (
     HandshakeError,
     NetMessage,
     check_link_proof,
+    link_id,
     link_proof,
     net_frame,
 )
@@ -257,7 +260,7 @@ class LinkNode(RunnerNode):
                     await self._refuse(fs, "only a later peer of the table dials this one")
             proof = link_proof(self.identity, *parts, LISTENER)
             await fs.send(net_frame(self.identity, WELCOME, {"proof": proof}))
-        fs.authenticated()
+        fs.authenticated(link_id(*parts))
         ticket.release()
         if entry is not None:
             await self._lobby_join(fs, msg, entry, address)
@@ -273,8 +276,9 @@ class LinkNode(RunnerNode):
     async def _refuse(self, fs: FrameStream, reason: str) -> NoReturn:
         """Tell the other side why, then end this connection (raises). The frame is signed
         before the timer starts, and the timer is :data:`REFUSE_WAIT`: only a peer that does
-        not read can make it run out, not a slow machine."""
-        frame = net_frame(self.identity, REFUSE, {"reason": reason})
+        not read can make it run out, not a slow machine. After the handshake (the lobby's
+        refusals) it is bound to this connection like any link message."""
+        frame = net_frame(self.identity, REFUSE, {"reason": reason}, fs.link)
         with trio.move_on_after(REFUSE_WAIT):
             await fs.send(frame)
         raise HandshakeError(f"refused: {reason}")
@@ -295,9 +299,9 @@ class LinkNode(RunnerNode):
             self._relayed.discard(key)
         self.stats.links += 1
         have = [[k, seq] for k, seq in session.sync_state().items()]
-        link.enqueue(net_frame(self.identity, SYNC, {"have": have}))
+        link.send_net(SYNC, {"have": have})
         if self._my_vote is not None:  # a link that was down between games: our answer
-            link.enqueue(self._my_vote)
+            link.send_net(NEXT, self._my_vote)
         if self._my_result is not None:
             link.enqueue(self._my_result)
         log.info("connected to %s", self._label(key))
@@ -391,7 +395,7 @@ class LinkNode(RunnerNode):
                 "the peer at that address did not prove its key for this connection"
                 " (a replayed hi?)"
             )
-        fs.authenticated()
+        fs.authenticated(link_id(*parts))
 
     def _lobby_refusal(self, key: bytes, entry: Entry) -> str:
         """Why the lobby cannot seat the joiner ``key`` now ("" if it can): the lobby's answer

@@ -37,7 +37,6 @@ from .wire import (
     FrameStream,
     HandshakeError,
     NetMessage,
-    net_frame,
 )
 
 log = logging.getLogger("moska_p2p.net")
@@ -330,9 +329,9 @@ class RunnerNode(SessionNode):
             while self.links:
                 await trio.sleep(0.02)
 
-    def _bye(self) -> bytes:
-        reason = "left" if self.interrupted else "the game is over"
-        return net_frame(self.identity, BYE, {"reason": reason})
+    def _bye(self) -> str:
+        """The reason of our ``bye`` (each link signs its own: :meth:`.Link.finish`)."""
+        return "left" if self.interrupted else "the game is over"
 
     def _show_seats(self, seated: v.Seated) -> None:
         self.stats.t_seated = time.time()

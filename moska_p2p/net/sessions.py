@@ -27,10 +27,7 @@ from ..protocol.tally import (
 from ..protocol.transcript import verify_transcript
 from .persist import SavedGame
 from .state import EXIT_OK, NodeState, Outcome, _reason
-from .wire import (
-    NEXT,
-    net_frame,
-)
+from .wire import NEXT
 
 log = logging.getLogger("moska_p2p.net")
 
@@ -142,6 +139,13 @@ class SessionNode(NodeState):
         self.tally, self.game_files = tally, files
         return True
 
+    def _cast_vote(self, game: int, go: bool) -> None:
+        """Our ``next`` on game ``game``: sent on every link now, and kept for the links that
+        come up before the session goes on (each link signs it over its own id)."""
+        self._my_vote = {"game": game, "go": go}
+        for link in self.links.values():
+            link.send_net(NEXT, self._my_vote)
+
     async def _between_games(self, outcome: Outcome) -> bool:
         """Count the game, print the score line, and agree with everyone on the next game:
         True when all play it."""
@@ -181,9 +185,7 @@ class SessionNode(NodeState):
         self._asking = None
         if asking.cancelled_caught:  # Ctrl-C or the timeout: end the question's open line
             self.o.echo("")
-        self._my_vote = net_frame(self.identity, NEXT, {"game": config.game, "go": go})
-        for link in self.links.values():
-            link.enqueue(self._my_vote)
+        self._cast_vote(config.game, go)
         if not go:
             self.o.echo("you end the session here")
             return False

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -167,7 +168,7 @@ class NodeState:
         self._held: list[tuple[bytes, bytes]] = []  # (frame, source) of the next game
         self._votes: dict[tuple[int, bytes], bool] = {}  # (game, key) -> plays the next one
         self._voted = trio.Event()
-        self._my_vote: bytes | None = None
+        self._my_vote: dict[str, Any] | None = None  # our next: game, go
         self._results: dict[bytes, bytes] = {}  # signer -> signed session result
         self._result_in = trio.Event()
         self._my_result: bytes | None = None

@@ -34,7 +34,8 @@ Types:
             :meth:`~moska_p2p.protocol.session.PeerSession.sync_state`; the other side answers
             with the game frames the sender lacks.
 ``bye``     the sender is done with this connection (the game ended or it left): do not redial.
-``refuse``  the listener will not take this connection: ``reason``.
+``refuse``  the listener will not take this connection: ``reason`` (or, after the handshake,
+            a joiner will not play the table its host started).
 ``next``    between two games of a session (RULES M24, ``host --games N``): ``game``, the number
             of the game just played, and ``go``, whether the sender plays the next one. Every
             peer sends it on every link and waits for everyone's; one ``false`` (or a peer
@@ -51,6 +52,22 @@ listener's nonce, so a recorded ``join`` or ``link`` cannot be replayed on a new
 listener's answers the dialer's, so a recorded ``hi`` cannot pass for the listener. Messages are
 not encrypted (everything in a game is public and signed by its author anyway).
 
+**Binding.** Every link message after the handshake (``sync``, ``bye``, ``next``, and a
+``refuse`` sent on an authenticated connection: :data:`BOUND`) is signed, as its own kind
+(``net/bye``...: the per-kind domain separation of every signature), over ``link id ||
+payload`` instead of the payload alone, where the link id (:func:`link_id`) is a hash of the
+handshake's table id, both keys and both fresh nonces, which both ends know once the
+``welcome`` is checked and nobody can make repeat. The id is not sent. A message recorded on
+another link (an earlier connection of the same two peers, another table or session) fails its
+signature check on this one, and the link ends with that reason: a relay, or anyone on the path
+of a direct link, can drop a link but not replay a ``bye`` (the other side would stop
+redialing) or an earlier session's ``next`` with ``go = false`` (the session would end as if
+that peer had said no). The table id in the link id is the session id on a session's links
+(the lobby id on the lobby connection a joiner keeps as its first link), so a ``next`` names
+its session through the link and its game by ``game``. Within one link a copy of a message is
+harmless: a second ``sync`` asks for the same frames again, a second ``next`` repeats a vote,
+and nothing comes after a ``bye``.
+
 The host signs ``start`` but is no authority: every peer's first game message repeats the
 config and roster it was given, so a host that told two peers different things is caught by
 the sessions (a ``disagreement`` verdict), and addresses only decide who dials whom.
@@ -58,6 +75,7 @@ the sessions (a ``disagreement`` verdict), and addresses only decide who dials w
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +101,7 @@ from ..protocol.frames import (
     FrameError,
     Spec,
     check_fields,
+    encode_frame,
     open_frame,
     pack,
     signed_frame,
@@ -100,6 +119,10 @@ HI, JOIN, WELCOME, START, LINK, SYNC, BYE, REFUSE = (
     "refuse",
 )
 NEXT = "next"
+BOUND = frozenset({SYNC, BYE, NEXT, REFUSE})
+"""The link messages signed over the link's id when sent after the handshake (see the module
+docstring); all but ``refuse`` exist only then."""
+LINK_ID_TAG = b"moska-p2p/link-id\n"
 LINK_AUTH = "net/link-auth"
 """Signature kind of a link proof (:func:`link_proof`)."""
 ADDRESS = "net/address"
@@ -218,6 +241,24 @@ class Entry:
         return verify(self.key, ADDRESS, data, self.sig)
 
 
+def _link_parts(*parts: bytes) -> bytes:
+    for part in parts:
+        if not isinstance(part, bytes) or len(part) != 32:
+            raise ValueError("a link transcript is made of 32-byte parts")
+    return b"".join(parts)
+
+
+def link_id(
+    table: bytes, dialer: bytes, listener: bytes, dialer_nonce: bytes, listener_nonce: bytes
+) -> bytes:
+    """The id every link message after the handshake is signed over: SHA-256 of
+    :data:`LINK_ID_TAG` and ``table || dialer key || listener key || dialer nonce || listener
+    nonce``, what both ends of one connection know once the handshake is done, and what no
+    other connection repeats (each end's nonce is fresh)."""
+    parts = _link_parts(table, dialer, listener, dialer_nonce, listener_nonce)
+    return hashlib.sha256(LINK_ID_TAG + parts).digest()
+
+
 def link_transcript(
     table: bytes,
     dialer: bytes,
@@ -228,12 +269,10 @@ def link_transcript(
 ) -> bytes:
     """What a link proof signs: ``table || dialer key || listener key || dialer nonce ||
     listener nonce || role`` (every part but the last has a fixed size: no ambiguity)."""
-    for part in (table, dialer, listener, dialer_nonce, listener_nonce):
-        if len(part) != 32:
-            raise ValueError("a link transcript is made of 32-byte parts")
+    parts = _link_parts(table, dialer, listener, dialer_nonce, listener_nonce)
     if role not in (DIALER, LISTENER):
         raise ValueError(f"a link role is dialer or listener, got {role!r}")
-    return b"".join((table, dialer, listener, dialer_nonce, listener_nonce, role))
+    return parts + role
 
 
 def link_proof(
@@ -269,14 +308,30 @@ def check_link_proof(
     return verify(signer, LINK_AUTH, transcript, proof)
 
 
-def net_frame(identity: Identity, kind: str, body: dict[str, Any]) -> bytes:
-    """A signed lobby/link message of type ``kind`` (length prefix included)."""
-    return signed_frame(identity, NET_PREFIX + kind, {"key": identity.public_bytes, **body})
+def net_frame(
+    identity: Identity, kind: str, body: dict[str, Any], link: bytes | None = None
+) -> bytes:
+    """A signed lobby/link message of type ``kind`` (length prefix included); ``link``: the
+    id of the authenticated connection it is sent on, which a :data:`BOUND` kind is signed
+    over (required for all but a ``refuse``, which before a handshake has none)."""
+    if link is None:
+        if kind in BOUND - {REFUSE}:
+            raise ValueError(f"a {kind} message is bound to a link: say which")
+        return signed_frame(identity, NET_PREFIX + kind, {"key": identity.public_bytes, **body})
+    if kind not in BOUND:
+        raise ValueError(f"a {kind} message is not bound to a link")
+    payload = pack({"key": identity.public_bytes, **body})
+    signature = identity.sign(NET_PREFIX + kind, bytes(link) + payload)
+    return encode_frame(NET_PREFIX + kind, payload, signature)
 
 
-def parse_net(kind: str, payload: bytes, signature: bytes) -> NetMessage:
+def parse_net(
+    kind: str, payload: bytes, signature: bytes, link: bytes | None = None
+) -> NetMessage:
     """A verified network message from an opened frame whose kind starts with ``net/``;
-    :class:`FrameError` for a bad field, key or signature.
+    :class:`FrameError` for a bad field, key or signature. ``link``: the id of the
+    authenticated connection it came on (None during a handshake), which a :data:`BOUND`
+    kind must be signed over.
 
     The payload is at most its kind's cap (2 KiB, 4 KiB for a start: :func:`open_frame` checked
     it), so decoding it is bounded; its signature is checked right after (the key is inside)."""
@@ -284,13 +339,21 @@ def parse_net(kind: str, payload: bytes, signature: bytes) -> NetMessage:
     spec = _SPECS.get(name)
     if not kind.startswith(NET_PREFIX) or spec is None:
         raise FrameError(f"unknown network message {kind!r}")
+    if link is None and name in BOUND - {REFUSE}:
+        raise FrameError(f"a {name} message before the link is authenticated")
     obj = unpack(payload)
     fields = check_fields(obj, {"key": _KEY, **spec})
     key = fields["key"]
     assert isinstance(key, bytes)
     if not is_acceptable_public_key(key):
         raise FrameError(f"a {name} message from a key that cannot be a player's")
-    if not verify(key, kind, payload, signature):
+    if link is not None and name in BOUND:
+        if not verify(key, kind, bytes(link) + payload, signature):
+            raise FrameError(
+                f"a {name} message not signed for this link (one recorded on another link,"
+                " table or session, or forged)"
+            )
+    elif not verify(key, kind, payload, signature):
         raise FrameError(f"a {name} message with a bad signature")
     _check_text(fields, f"{name}.")
     if name == START and len(fields["roster"]) > MAX_PLAYERS:  # type: ignore[arg-type]
@@ -299,16 +362,17 @@ def parse_net(kind: str, payload: bytes, signature: bytes) -> NetMessage:
     return NetMessage(name, key, body)
 
 
-def classify(body: bytes) -> NetMessage | None:
+def classify(body: bytes, link: bytes | None = None) -> NetMessage | None:
     """Tell a frame body apart: ``None`` for a game frame or a session result (its payload
     undecoded: the session or the node checks it), a verified :class:`NetMessage` for a
-    lobby/link message; :class:`FrameError` for anything else (not a frame, an oversized
-    payload, an announcement, a net message with a bad field or signature): the connection is
-    unusable."""
+    lobby/link message (``link``: the connection's id once authenticated, see
+    :func:`parse_net`); :class:`FrameError` for anything else (not a frame, an oversized
+    payload, an announcement, a net message with a bad field or signature, or one of another
+    link): the connection is unusable."""
     kind, payload, signature = open_frame(body)
     if kind in GAME_KINDS or kind == SESSION_RESULT:
         return None
-    return parse_net(kind, payload, signature)
+    return parse_net(kind, payload, signature, link)
 
 
 def prefixed(body: bytes) -> bytes:
@@ -322,7 +386,8 @@ class FrameStream:
     A connection starts unauthenticated: frames over
     :data:`~moska_p2p.protocol.frames.PRE_AUTH_MAX_FRAME` are refused and reads are small, so a
     stranger cannot make us hold more than a few KiB. :meth:`authenticated` raises the cap to
-    :data:`~moska_p2p.protocol.frames.MAX_FRAME` once the other side has proved its key.
+    :data:`~moska_p2p.protocol.frames.MAX_FRAME` once the other side has proved its key, and
+    keeps the connection's :func:`link_id`, which every later link message must be signed over.
     Garbage or an oversized length raises :class:`FrameError`, so the caller closes this
     connection and nothing else. Frames that arrive together with a handshake's last frame stay
     buffered for whoever reads next.
@@ -334,13 +399,16 @@ class FrameStream:
         self.stream = stream
         self.decoder = FrameDecoder(max_frame)
         self.received_bytes = 0
+        self.link: bytes | None = None
 
     @property
     def is_authenticated(self) -> bool:
-        return self.decoder.max_frame == MAX_FRAME
+        return self.link is not None
 
-    def authenticated(self) -> None:
-        """The other side proved its key: accept frames up to the full cap."""
+    def authenticated(self, link: bytes) -> None:
+        """The other side proved its key on the connection whose id is ``link``: accept
+        frames up to the full cap, and link messages signed over that id only."""
+        self.link = link
         self.decoder.max_frame = MAX_FRAME
 
     async def receive(self) -> bytes | None:
@@ -362,7 +430,7 @@ class FrameStream:
         body = await self.receive()
         if body is None:
             raise ClosedError("the other side closed the connection")
-        msg = classify(body)
+        msg = classify(body, self.link)
         if msg is None:
             raise HandshakeError(f"a game frame where a {'/'.join(expected)} was due")
         if msg.kind == REFUSE and REFUSE not in expected:
@@ -377,12 +445,14 @@ class FrameStream:
 
 __all__ = [
     "ADDRESS",
+    "BOUND",
     "BYE",
     "DIALER",
     "HI",
     "JOIN",
     "LINK",
     "LINK_AUTH",
+    "LINK_ID_TAG",
     "LISTENER",
     "MAX_NAME",
     "NEXT",
@@ -397,6 +467,7 @@ __all__ = [
     "NetMessage",
     "check_link_proof",
     "classify",
+    "link_id",
     "link_proof",
     "link_transcript",
     "net_frame",

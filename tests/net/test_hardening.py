@@ -33,6 +33,7 @@ from moska_p2p.net.known import KnownPeers, KnownPeersError
 from moska_p2p.net.node import EXIT_FAILED, Node, NodeOptions, Outcome
 from moska_p2p.net.persist import SavedGame
 from moska_p2p.net.wire import (
+    BOUND,
     DIALER,
     HI,
     JOIN,
@@ -44,6 +45,7 @@ from moska_p2p.net.wire import (
     NetMessage,
     check_link_proof,
     classify,
+    link_id,
     link_proof,
     net_frame,
     prefixed,
@@ -53,7 +55,9 @@ from moska_p2p.protocol.frames import (
     MAX_PAYLOAD_OF,
     PRE_AUTH_MAX_FRAME,
     FrameError,
+    encode_frame,
     open_frame,
+    pack,
     signed_frame,
 )
 from moska_p2p.table.networked import BotAtTable
@@ -716,14 +720,17 @@ def test_net_messages_raise_only_frame_errors(
     """Arbitrary values and maps, signed by the right key as the right kind (so that the
     checks after the signature run too), then cut and mutated: classify and the roster's entry
     decoder raise FrameError or return a verified message, nothing else."""
+    bound = kind[len("net/") :] in BOUND  # signed over a link's id, checked on that link
+    link = bytes([7]) * 32 if bound else None
     for obj in (value, {**fields, "key": ALICE.public_bytes}, fields):
         try:
-            frame = signed_frame(ALICE, kind, obj)
+            payload = pack(obj)
+            frame = encode_frame(kind, payload, ALICE.sign(kind, (link or b"") + payload))
         except FrameError:
             continue
         for body in (frame[4:], frame[4:-1], frame[4:30]):
             try:
-                message = classify(body)
+                message = classify(body, link)
             except FrameError:
                 continue
             assert message is not None and message.key == ALICE.public_bytes
@@ -774,7 +781,7 @@ async def _raw_join(identity: Identity, port: int, name: str = "raw") -> FrameSt
             "port": 9, "sig": entry.sig}  # fmt: skip
     await stream.send_all(net_frame(identity, JOIN, body))
     await fs.receive_net("welcome")
-    fs.authenticated()
+    fs.authenticated(link_id(lobby, identity.public_bytes, hi.key, nonce, hi.body["nonce"]))
     return fs
 
 

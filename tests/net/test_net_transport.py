@@ -23,6 +23,7 @@ from moska_p2p.net.wire import (
     FrameStream,
     NetMessage,
     classify,
+    link_id,
     net_frame,
     prefixed,
 )
@@ -33,6 +34,14 @@ from moska_p2p.table.networked import BotAtTable
 
 ALICE = Identity.from_seed(bytes([1]) * 32)
 BOB = Identity.from_seed(bytes([2]) * 32)
+LINK = link_id(bytes(32), ALICE.public_bytes, BOB.public_bytes, bytes([3]) * 32, bytes([4]) * 32)
+"""The id of a link between ALICE and BOB (what their handshake would give)."""
+
+
+def _authenticated(stream: trio.abc.HalfCloseableStream) -> FrameStream:
+    fs = FrameStream(stream)
+    fs.authenticated(LINK)
+    return fs
 
 
 @pytest.mark.trio
@@ -75,22 +84,23 @@ async def test_garbage_an_oversized_or_a_truncated_frame_breaks_the_stream(junk:
 
 def test_network_messages_are_told_apart_from_game_frames_and_checked() -> None:
     assert classify(signed_frame(ALICE, "hello", {"t": "hello", "b": {}})[4:]) is None
-    message = classify(net_frame(ALICE, SYNC, {"have": []})[4:])
+    message = classify(net_frame(ALICE, SYNC, {"have": []}, LINK)[4:], LINK)
     assert message == NetMessage(SYNC, ALICE.public_bytes, {"have": []})
     forged = signed_frame(ALICE, "net/sync", {"key": BOB.public_bytes, "have": []})
     payload = pack({"key": ALICE.public_bytes})
     unknown = prefixed(msgpack.packb(["net/teleport", payload, ALICE.sign("net/x", payload)]))
     missing = signed_frame(ALICE, "net/bye", {"key": ALICE.public_bytes})
-    _, bye_payload, bye_signature = open_frame(net_frame(ALICE, BYE, {"reason": "x"})[4:])
+    _, bye_payload, bye_signature = open_frame(net_frame(ALICE, BYE, {"reason": "x"}, LINK)[4:])
     relabelled = prefixed(msgpack.packb(["net/refuse", bye_payload, bye_signature]))  # a bye
     beacon = signed_frame(ALICE, "beacon", {"key": ALICE.public_bytes})
     for frame in (forged, unknown, missing, beacon, relabelled):
         with pytest.raises(FrameError):
-            classify(frame[4:])
+            classify(frame[4:], LINK)
 
 
 class _Owner:
     send_timeout = 5.0
+    identity = ALICE
 
     def __init__(self) -> None:
         self.frames: list[bytes] = []
@@ -107,8 +117,8 @@ class _Owner:
 async def test_a_link_carries_frames_says_bye_and_ends() -> None:
     a, b = trio.testing.memory_stream_pair()
     owner_a, owner_b = _Owner(), _Owner()
-    link_a = Link(owner_a, BOB.public_bytes, FrameStream(a))
-    link_b = Link(owner_b, ALICE.public_bytes, FrameStream(b))
+    link_a = Link(owner_a, BOB.public_bytes, _authenticated(a))
+    link_b = Link(owner_b, ALICE.public_bytes, _authenticated(b))
     frames = [signed_frame(ALICE, "move", {"n": i}) for i in range(3)]
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
@@ -121,7 +131,7 @@ async def test_a_link_carries_frames_says_bye_and_ends() -> None:
             nursery.start_soon(run_b)
             for frame in frames:
                 link_a.enqueue(frame)
-            link_a.finish(net_frame(ALICE, BYE, {"reason": "done"}))
+            link_a.finish("done")
     assert owner_b.frames == frames
     assert [m.kind for m in owner_b.net] == [BYE]
     assert link_a.frames_out == 4
@@ -130,7 +140,7 @@ async def test_a_link_carries_frames_says_bye_and_ends() -> None:
 @pytest.mark.trio
 async def test_garbage_on_a_link_ends_that_link() -> None:
     a, b = trio.testing.memory_stream_pair()
-    link = Link(_Owner(), BOB.public_bytes, FrameStream(a))
+    link = Link(_Owner(), BOB.public_bytes, _authenticated(a))
     await b.send_all(signed_frame(BOB, "move", {"n": 1}) + b"\x00\x00\x00\x03xyz")
     broke = False
     with trio.fail_after(5):

@@ -394,7 +394,8 @@ def test_the_session_vectors_recompute() -> None:
     import json
 
     from moska_p2p.crypto.identity import signing_input
-    from moska_p2p.net.wire import classify
+    from moska_p2p.net.wire import classify, link_id
+    from moska_p2p.protocol.frames import FrameError
 
     root = Path(__file__).resolve().parents[2] / "protocol" / "vectors" / "sessions.json"
     data = json.loads(root.read_text())
@@ -421,9 +422,23 @@ def test_the_session_vectors_recompute() -> None:
     again = sign_result(signer, result.session, result.seats, result.games, result.transcripts,
                         result.left, result.end)  # fmt: skip
     assert again == frame  # Ed25519 is deterministic
-    message = classify(bytes.fromhex(data["next"])[4:])
+    vector = data["next"]  # signed over the id of a link of this session (§23)
+    parts = [bytes.fromhex(vector[k]) for k in ("table", "dialer", "listener", "dialer_nonce",
+                                                 "listener_nonce")]  # fmt: skip
+    assert parts[0].hex() == data["first_game"]["session_id"]
+    link = link_id(*parts)
+    assert link.hex() == vector["link_id"]
+    frame = bytes.fromhex(vector["frame"])
+    message = classify(frame[4:], link)
     assert message is not None and message.kind == "next"
     assert message.body == {"game": 1, "go": True}
+    _, payload, _ = open_frame(frame[4:])
+    assert hashlib.sha256(signing_input("net/next", link + payload)).hexdigest() == (
+        vector["signing_input_sha256"]
+    )
+    other = link_id(*parts[:3], parts[4], parts[3])  # the nonces of another connection
+    with pytest.raises(FrameError, match="not signed for this link"):
+        classify(frame[4:], other)
 
 
 def _from_json(value: object) -> object:

@@ -170,7 +170,7 @@ class DecoderInputs:
     def _decode_net(
         self, rng: random.Random, ctx: Context, mutator: Mutator
     ) -> tuple[str, list[bytes]]:
-        frame, identity = rng.choice(self.net_frames)
+        frame, identity, link = rng.choice(self.net_frames)
         kind, payload, signature = open_frame(frame[LENGTH_SIZE:])
         r = rng.random()
         if r < 0.15:
@@ -187,10 +187,13 @@ class DecoderInputs:
             key = obj.get("key") if isinstance(obj, dict) else None
             signer = ctx.game.identities.get(key) if isinstance(key, bytes) else None
             signer = signer or identity
-            sig = signature if rng.random() < 0.05 else signer.sign(kind, data)
+            signed = (link or b"") + data  # a link message: over its link's id
+            sig = signature if rng.random() < 0.05 else signer.sign(kind, signed)
             body = msgpack.packb([kind, data, sig], use_bin_type=True)
+        if link is not None and rng.random() < 0.05:
+            link = flip_bytes(link, rng)  # replayed into another link
         try:
-            message = wire.classify(body)
+            message = wire.classify(body, link)
         except FrameError:
             return "FrameError", [body]
         except Exception as error:

@@ -60,7 +60,7 @@ class Fuzzer(DecoderInputs):
         self.findings_dir = Path(args.findings)
         self.live: tuple[int, PeerSession] | None = None
         self.tmp = Path(tempfile.mkdtemp(prefix="moska-fuzz-"))
-        self.net_frames: list[tuple[bytes, Identity]] = []
+        self.net_frames: list[tuple[bytes, Identity, bytes | None]] = []  # (frame, signer, link)
         self.announcements: list[bytes] = []
         self.configs: list[dict[str, Any]] = []
 
@@ -131,11 +131,20 @@ class Fuzzer(DecoderInputs):
                     "roster": [entry_host.to_wire(), entry_join.to_wire()],
                 },
             ),
-            (joiner, wire.SYNC, {"have": [[host.public_bytes, 3], [joiner.public_bytes, 0]]}),
-            (joiner, wire.BYE, {"reason": "done"}),
             (host, wire.REFUSE, {"reason": "the table is full"}),
         ]
-        self.net_frames = [(wire.net_frame(i, kind, body), i) for i, kind, body in bodies]
+        # after the handshake: signed over the link's id, checked on that link only
+        link = wire.link_id(table, joiner.public_bytes, host.public_bytes, n_join, n_host)
+        bound: list[tuple[Identity, str, dict[str, Any]]] = [
+            (joiner, wire.SYNC, {"have": [[host.public_bytes, 3], [joiner.public_bytes, 0]]}),
+            (joiner, wire.BYE, {"reason": "done"}),
+            (joiner, wire.NEXT, {"game": 1, "go": False}),
+            (host, wire.REFUSE, {"reason": "the game could not start"}),
+        ]
+        self.net_frames = [(wire.net_frame(i, kind, body), i, None) for i, kind, body in bodies]
+        self.net_frames += [
+            (wire.net_frame(i, kind, body, link), i, link) for i, kind, body in bound
+        ]
         self.lobby = lobby
         for seq, (seats, is_open) in enumerate([(1, True), (2, False)]):
             self.announcements.append(

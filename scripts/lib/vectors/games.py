@@ -126,8 +126,7 @@ def game_vectors(directory: Path) -> tuple[dict[str, Any], Table, Table]:
 def session_vectors() -> dict[str, Any]:
     """Sessions of games (PROTOCOL.md §22): the settings of a session's first and second
     game with their canonical forms and ids, a signed session result, and the ``next`` link
-    message."""
-    from moska_p2p.net.wire import NEXT, net_frame
+    message, signed over the id of a link of that session (from example nonces)."""
     from moska_p2p.protocol.config import session_id
     from moska_p2p.protocol.frames import SESSION_RESULT
     from moska_p2p.protocol.tally import GameRecord, sign_result
@@ -168,5 +167,29 @@ def session_vectors() -> dict[str, Any]:
             "signature": signature.hex(),
             "signing_input_sha256": hashlib.sha256(signing_input(kind, payload)).hexdigest(),
         },
-        "next": net_frame(ids[1], NEXT, {"game": 1, "go": True}).hex(),
+        "next": next_vector(ids[1], ids[0], sid),
+    }
+
+
+def next_vector(dialer: Identity, listener: Identity, session: bytes) -> dict[str, Any]:
+    """The ``dialer``'s ``net/next`` on a link of the session ``session`` to ``listener``:
+    the handshake's parts (example nonces), the link id they give and the frame signed over
+    it (PROTOCOL.md §22, §23)."""
+    from moska_p2p.net.wire import NEXT, link_id, net_frame
+
+    parts = (session, dialer.public_bytes, listener.public_bytes, bytes([7]) * 32, bytes([8]) * 32)
+    link = link_id(*parts)
+    frame = net_frame(dialer, NEXT, {"game": 1, "go": True}, link)
+    _, payload, _ = open_frame(frame[4:])
+    return {
+        "table": parts[0].hex(),
+        "dialer": parts[1].hex(),
+        "listener": parts[2].hex(),
+        "dialer_nonce": parts[3].hex(),
+        "listener_nonce": parts[4].hex(),
+        "link_id": link.hex(),
+        "frame": frame.hex(),
+        "signing_input_sha256": hashlib.sha256(
+            signing_input("net/next", link + payload)
+        ).hexdigest(),
     }
