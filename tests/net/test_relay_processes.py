@@ -253,12 +253,24 @@ def test_a_relay_that_drops_a_peer_is_named_in_the_verdict_as_a_relayed_path(
     relay_table.join(invite, "--no-listen", "--identity", str(victim_file))
     codes = relay_table.finish(120)
     assert codes[:2] == [1, 1], relay_table.output()
+    # The relay drops the victim's frames link by link, so one survivor may hold a frame the
+    # other never got: that one then waits for the victim, and the first may time out on it
+    # instead (both only lost contact). Each survivor names a peer it reached through the
+    # relay and says so; the victim is named; nobody is convicted.
+    named = set()
     for peer in relay_table.peers[:2]:
-        assert re.search(
-            rf"game stopped: timeout: .*{victim.fingerprint}.* \(the link to"
-            rf" {victim.fingerprint} went through a relay",
+        stopped = re.search(
+            r"^game stopped: timeout: (.*) \(the link to ([0-9A-F-]+) went through a relay",
             peer.out,
-        ), peer.out
+            re.M,
+        )
+        assert stopped, peer.out
+        assert stopped.group(2) in stopped.group(1), stopped.group(0)
+        named.add(stopped.group(2))
+    assert victim.fingerprint in named, relay_table.output()
+    for transcript in relay_table.transcripts[:2]:
+        report = verify_transcript(transcript)
+        assert report.valid and report.losers == [], (report.fault, report.verdict)
 
 
 def test_a_relay_restarted_mid_game_is_reconnected_and_the_game_goes_on(
