@@ -77,7 +77,6 @@ from ..protocol.config import ConfigError, TableConfig, lobby_id
 from ..protocol.frames import FrameError
 from .invite import Invite
 from .known import KnownPeersError
-from .lobby import LobbyNode
 from .persist import SavedGame, SaveError, read_frames
 from .port import GamePort, Player
 from .relay import RelayServer
@@ -94,6 +93,7 @@ from .state import (
     _reason,
     host_port,
 )
+from .watch_host import WatchHostNode
 from .wire import (
     FrameStream,
     HandshakeError,
@@ -113,7 +113,7 @@ __all__ = [
 ]
 
 
-class Node(LobbyNode):
+class Node(WatchHostNode):
     """One peer: lobby, mesh, ticker, bot and files (see the module docstring).
 
     Use one of :meth:`host`, :meth:`join` or :meth:`resume` once; each returns the
