@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from moska_p2p.bots.loader import load_bot
 from moska_p2p.crypto.identity import Identity
@@ -259,3 +260,49 @@ async def test_a_host_that_withholds_frames_is_reported_silent_blaming_nobody(
     assert outcome.code == EXIT_FAILED
     assert "the host stopped sending: nothing for 1 s" in outcome.message, outcome.message
     assert "nobody at the table is blamed" in outcome.message
+
+
+@pytest.mark.trio
+async def test_a_late_spectator_gets_the_game_from_its_start_and_a_session_to_its_result(
+    tmp_path: Path,
+) -> None:
+    """A spectator that comes when the first game is under way still gets every frame of it
+    from the hellos on, then the session's next game and every player's signed result."""
+    host = _node(tmp_path, "host", [])
+    joiner = _node(tmp_path, "joiner", [])
+    config = TableConfig("moska", 2, secrets.token_bytes(32), {}, 10.0, games=2)
+    echo: list[str] = []
+    seen = Seen()
+    watcher = _watcher(tmp_path, echo, seen)
+    with trio.fail_after(120):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(host.host, config, 0)
+            nursery.start_soon(joiner.join, LOOPBACK, port)
+            while host.session is None or len(host.session.moves) < 5:
+                await trio.sleep(0.01)
+            outcome = await watcher.watch((LOOPBACK, port))
+    assert outcome.code == EXIT_OK, (outcome.message, echo)
+    assert outcome.message == "watched 2 games to the end", echo
+    assert len(seen.ends) == 2 and seen.seatings == 2
+    for number in (1, 2):
+        mine = verify_transcript(tmp_path / f"watched-g{number}.moska")
+        theirs = verify_transcript(tmp_path / f"host-g{number}.moska")
+        assert mine.valid, mine.fault
+        assert mine.final_state_hash == theirs.final_state_hash
+        assert mine.moves == theirs.moves
+    assert (tmp_path / "watched-session.moska").exists()
+    assert any("session results signed by 2 players" in line for line in echo), echo
+
+
+@pytest.mark.trio
+async def test_a_spectator_that_does_not_read_is_cut_off_without_waiting_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A send to a spectator that takes nothing is bounded: it fails (and the spectator is
+    cut off) instead of holding anything up."""
+    from moska_p2p.net import watch_host
+
+    monkeypatch.setattr(watch_host, "WATCH_SEND_TIMEOUT", 0.2)
+    sender, _never_read = trio.testing.lockstep_stream_pair()
+    with trio.fail_after(10), pytest.raises(trio.TooSlowError):
+        await watch_host._send_frames(FrameStream(sender), [b"\x00" * 1000] * 3)
