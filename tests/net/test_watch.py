@@ -306,3 +306,40 @@ async def test_a_spectator_that_does_not_read_is_cut_off_without_waiting_for_it(
     sender, _never_read = trio.testing.lockstep_stream_pair()
     with trio.fail_after(10), pytest.raises(trio.TooSlowError):
         await watch_host._send_frames(FrameStream(sender), [b"\x00" * 1000] * 3)
+
+
+@pytest.mark.trio
+async def test_a_frame_altered_on_its_way_to_the_spectator_is_named_with_its_signer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host (or anyone on the path) cannot pass off a changed frame: the spectator's
+    observer refuses it and the watch ends naming the frame and whom it claims as signer;
+    the game itself goes on (the players never saw the change)."""
+    from moska_p2p.net import watch_host
+
+    sent = 0
+    original = watch_host._send_frames
+
+    async def tampering(fs: FrameStream, frames: list[bytes]) -> None:
+        nonlocal sent
+        out = []
+        for frame in frames:
+            if sent == 12:  # flip a bit of its signature
+                frame = frame[:-1] + bytes([frame[-1] ^ 1])
+            sent += 1
+            out.append(frame)
+        await original(fs, out)
+
+    monkeypatch.setattr(watch_host, "_send_frames", tampering)
+    host = _node(tmp_path, "host", [])
+    joiner = _node(tmp_path, "joiner", [])
+    watcher = _watcher(tmp_path, [], Seen())
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(host.host, _config(), 0)
+            nursery.start_soon(joiner.join, LOOPBACK, port)
+            outcome = await watcher.watch((LOOPBACK, port))
+    assert outcome.code == EXIT_FAILED
+    assert outcome.message.startswith("the host's stream does not verify: frame 12 (signed by")
+    assert any(f"{name} (" in outcome.message for name in ("host", "joiner")), outcome.message
+    assert host.outcome is not None and host.outcome.code == EXIT_OK
