@@ -26,7 +26,7 @@ from typing import Protocol
 
 import trio
 
-from ..crypto.identity import Identity, fingerprint_of
+from ..crypto.identity import Identity, fingerprint_of, verify
 from ..protocol import messages as m
 from ..protocol import verdict as v
 from ..protocol.config import ConfigError, TableConfig, lobby_id, session_id
@@ -409,15 +409,17 @@ class Watcher:
         return f"seat {seat} ({self._seat_names()[seat]}, {fingerprint_of(key)})"
 
     def _signer(self, frame: bytes) -> str:
-        """Who a frame says signed it: a player by name, or a stranger's fingerprint."""
+        """Whose a frame is: signed by a player (named), or only claiming to be (a changed
+        frame names nobody: anyone on the path could have changed it)."""
         try:
-            _, payload, _ = open_frame(frame[4:])
+            kind, payload, signature = open_frame(frame[4:])
             sender = m.parse_payload(payload).sender
         except (FrameError, m.MessageError):
             return "unreadable"
-        if sender in self.names:
-            return f"signed by {self.names[sender]} ({fingerprint_of(sender)})"
-        return f"signed by {fingerprint_of(sender)}, not a player"
+        who = f"{self.names.get(sender, 'not a player')} ({fingerprint_of(sender)})"
+        if verify(sender, kind, payload, signature):
+            return f"signed by {who}"
+        return f"claiming to be by {who}, not signed by it"
 
 
 def _said(reason: object) -> str:
