@@ -2,7 +2,8 @@
 proves both keys, the game links to the other peers, and redialing them.
 
 A connection to our port gets a ``hi``; the dialer answers ``join`` (a joiner, handed to the
-lobby, :mod:`.lobby`) or ``link`` (a later peer of the table); both ends prove their keys over
+lobby, :mod:`.lobby`), ``link`` (a later peer of the table) or ``watch`` (a spectator, handed
+to :mod:`.watch_host`, with a proof of its own kind); both ends prove their keys over
 each other's fresh nonce (:mod:`.wire`), and the connection keeps its link id, which every
 later link message is signed over. A game link then runs as a :class:`~.link.Link`
 until it drops; the later peer redials with backoff.

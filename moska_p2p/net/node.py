@@ -11,6 +11,8 @@ built from one class per job, each in its own module and each inheriting the one
 * :mod:`.links` -- our port (with the caps on strangers of :mod:`.admission`), the handshake,
   the game links and redialing;
 * :mod:`.lobby` -- who may sit and the roster, the host's side and the joiner's;
+* :mod:`.watch_host` -- the host's spectators: who may watch, and the stream each one gets
+  (the spectator's own side is :mod:`.watch`, which is no node);
 * this module -- :class:`Node` itself: ``host``, ``join``, ``resume`` and Ctrl-C.
 
 The seat's side (:class:`Player`, :class:`GamePort`) is :mod:`.port`. What the node does:
