@@ -27,6 +27,7 @@ from moska_p2p.net.watch_proto import (
 )
 from moska_p2p.net.wire import HI, REFUSE, WATCH, FrameStream, link_id, net_frame
 from moska_p2p.protocol.config import TableConfig, lobby_id
+from moska_p2p.protocol.frames import FrameError
 from moska_p2p.protocol.session import PeerSession
 from moska_p2p.protocol.transcript import verify_transcript
 from moska_p2p.table.networked import BotAtTable
@@ -345,3 +346,39 @@ async def test_a_frame_altered_on_its_way_to_the_spectator_is_named_with_its_sig
     assert "not signed by it)" in message, message
     assert any(f"{name} (" in outcome.message for name in ("host", "joiner")), outcome.message
     assert host.outcome is not None and host.outcome.code == EXIT_OK
+
+
+def test_the_watch_vectors_recompute() -> None:
+    """protocol/vectors/sessions.json's ``watch`` (scripts/make_vectors.py, PROTOCOL.md §23):
+    the spectator's and the host's proofs, the watch id, a ``net/game`` signed over it."""
+    import hashlib
+    import json
+
+    from moska_p2p.crypto.identity import signing_input
+    from moska_p2p.net.watch_proto import watch_transcript
+    from moska_p2p.net.wire import GAME, classify
+    from moska_p2p.protocol.frames import open_frame
+
+    root = Path(__file__).resolve().parents[2] / "protocol" / "vectors" / "sessions.json"
+    data = json.loads(root.read_text())["watch"]
+    parts = tuple(
+        bytes.fromhex(data[k]) for k in ("table", "watcher", "host", "watcher_nonce", "host_nonce")
+    )
+    assert Identity.from_seed(bytes.fromhex(data["watcher_seed"])).public_bytes == parts[1]
+    wid = watch_id(*parts)
+    assert wid.hex() == data["watch_id"]
+    for role in (WATCHER, HOST):
+        entry = data["proofs"][role.decode()]
+        assert check_watch_proof(bytes.fromhex(entry["proof"]), *parts, role)
+        other = HOST if role == WATCHER else WATCHER
+        assert not check_watch_proof(bytes.fromhex(entry["proof"]), *parts, other)
+        digest = hashlib.sha256(signing_input("net/watch-auth", watch_transcript(*parts, role)))
+        assert digest.hexdigest() == entry["signing_input_sha256"]
+    frame = bytes.fromhex(data["game_frame"])
+    message = classify(frame[4:], wid)
+    assert message is not None and message.kind == GAME and message.key == parts[2]
+    _, payload, _ = open_frame(frame[4:])
+    digest = hashlib.sha256(signing_input("net/game", wid + payload)).hexdigest()
+    assert digest == data["game_signing_input_sha256"]
+    with pytest.raises(FrameError):  # bound to its connection: another id refuses it
+        classify(frame[4:], link_id(*parts))
