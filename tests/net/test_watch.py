@@ -382,3 +382,37 @@ def test_the_watch_vectors_recompute() -> None:
     assert digest == data["game_signing_input_sha256"]
     with pytest.raises(FrameError):  # bound to its connection: another id refuses it
         classify(frame[4:], link_id(*parts))
+
+
+@pytest.mark.trio
+async def test_a_spectator_sees_a_game_stopped_by_a_verdict_and_its_record_verifies(
+    tmp_path: Path,
+) -> None:
+    """A player leaves mid-game: the spectator reports the verdict (naming the player that
+    left) and its copy of the host's record, which ends with the host's verdict, verifies."""
+    host = _node(tmp_path, "host", [], pace=0.05)
+    joiner = _node(tmp_path, "joiner", [], pace=0.05)
+    echo: list[str] = []
+    seen = Seen()
+    watcher = _watcher(tmp_path, echo, seen)
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(host.host, _config(), 0)
+            nursery.start_soon(joiner.join, LOOPBACK, port)
+
+            async def leave_soon() -> None:
+                while joiner.session is None or len(joiner.session.moves) < 6:
+                    await trio.sleep(0.01)
+                joiner._leave("had to go")
+
+            nursery.start_soon(leave_soon)
+            outcome = await watcher.watch((LOOPBACK, port))
+    assert outcome.code == EXIT_OK, (outcome.message, echo)
+    stopped = [line for line in echo if line.startswith("game stopped: ")]
+    assert stopped and "joiner" in stopped[0] and "left" in stopped[0], echo
+    report = verify_transcript(tmp_path / "watched.moska")
+    assert report.valid, report.fault
+    assert (
+        report.verdict is not None
+        and report.verdict == verify_transcript(tmp_path / "host.moska").verdict
+    )
