@@ -129,6 +129,8 @@ class SpectatorScreen:
         screen.stop()
         if self._keys is not None:
             self._keys.join(5)
+        for line in screen.caught:  # what the watch said meanwhile (seats, result, file)
+            self._say(line)
         if self._last is not None:
             session, names, _status, end = self._last
             game = session.game
