@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from . import arena, config, local, net, p2p, relay, replay
+from . import arena, config, local, net, p2p, relay, replay, watch
 from .common import EXIT_INTERRUPTED, EXIT_USAGE, is_interrupt
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("verify", p2p.verify),
     ("host", net.host),
     ("join", net.join),
+    ("watch", watch.watch),
     ("tables", net.tables),
     ("relay", relay.relay),
     ("config", config.config),

@@ -421,6 +421,15 @@ def host(
         "--listen/--no-listen",
         help="Accept connections (--no-listen: reach everyone through the relay only).",
     ),
+    spectators: int = typer.Option(
+        4,
+        min=0,
+        max=16,
+        help="Spectators at most (moska watch INVITE): they see what every player sees.",
+    ),
+    no_spectators: bool = typer.Option(
+        False, "--no-spectators", help="Refuse every spectator (as --spectators 0)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
     stats: Path | None = typer.Option(None, hidden=True),
@@ -474,6 +483,7 @@ def host(
         relay=relay_address,
         listen=listen,
         relay_for_others=relay_port if relay_for_others else None,
+        spectators=0 if no_spectators else spectators,
     )
     raise typer.Exit(_run(Node(options), made, saved, lambda node: node.host(config, port)))
 

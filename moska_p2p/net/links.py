@@ -2,7 +2,8 @@
 proves both keys, the game links to the other peers, and redialing them.
 
 A connection to our port gets a ``hi``; the dialer answers ``join`` (a joiner, handed to the
-lobby, :mod:`.lobby`) or ``link`` (a later peer of the table); both ends prove their keys over
+lobby, :mod:`.lobby`), ``link`` (a later peer of the table) or ``watch`` (a spectator, handed
+to :mod:`.watch_host`, with a proof of its own kind); both ends prove their keys over
 each other's fresh nonce (:mod:`.wire`), and the connection keeps its link id, which every
 later link message is signed over. A game link then runs as a :class:`~.link.Link`
 until it drops; the later peer redials with backoff.
@@ -36,6 +37,7 @@ from .wire import (
     NEXT,
     REFUSE,
     SYNC,
+    WATCH,
     WELCOME,
     Entry,
     FrameStream,
@@ -226,7 +228,10 @@ class LinkNode(RunnerNode):
             hello["config"] = lobby.config.to_wire()
         with trio.fail_after(self.o.handshake_timeout):
             await fs.send(net_frame(self.identity, HI, hello))
-            msg = await fs.receive_net(JOIN, LINK)
+            msg = await fs.receive_net(JOIN, LINK, WATCH)
+        if msg.kind == WATCH:  # a spectator (issue 24 item 5): .watch_host
+            await self._watch_in(fs, msg, nonce, address, ticket)
+            return
         if msg.kind == JOIN:
             if lobby is None:
                 await self._refuse(fs, "this peer is not the host of a table")
@@ -396,6 +401,12 @@ class LinkNode(RunnerNode):
                 " (a replayed hi?)"
             )
         fs.authenticated(link_id(*parts))
+
+    async def _watch_in(
+        self, fs: FrameStream, msg: NetMessage, nonce: bytes, address: str, ticket: Ticket
+    ) -> None:
+        """A spectator's ``watch``: the host's answer and its stream (:mod:`.watch_host`)."""
+        raise NotImplementedError
 
     def _lobby_refusal(self, key: bytes, entry: Entry) -> str:
         """Why the lobby cannot seat the joiner ``key`` now ("" if it can): the lobby's answer

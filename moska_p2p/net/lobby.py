@@ -167,21 +167,7 @@ class LobbyNode(LinkNode):
     def _check_start(
         self, start: NetMessage, host_key: bytes, config: TableConfig
     ) -> tuple[Entry, ...]:
-        if start.key != host_key:
-            raise HandshakeError("the start is not signed by the host")
-        if TableConfig.from_wire(start.body["config"]) != config:
-            raise HandshakeError("the host changed the table settings")
-        roster = tuple(Entry.from_wire(e) for e in start.body["roster"])
-        keys = [e.key for e in roster]
-        if len(roster) != config.players or len(set(keys)) != len(keys):
-            raise HandshakeError(f"the roster does not list {config.players} distinct players")
-        if keys[0] != host_key:
-            raise HandshakeError("the roster does not start with the host")
-        lobby = lobby_id(config)
-        for entry in roster:
-            if not entry.verify(lobby):
-                who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
-                raise HandshakeError(f"the roster entry of {who} is not signed by its key")
+        roster = check_roster(start, host_key, config)
         mine = [e for e in roster if e.key == self.me]
         if not mine or mine[0].port != self.port:
             raise HandshakeError("the roster does not list this peer as it joined")
@@ -409,6 +395,28 @@ class LobbyNode(LinkNode):
         if self.o.bind in ("0.0.0.0", "", "::"):
             return ((_lan_address() or "127.0.0.1", self.port),)
         return ((self.o.bind, self.port),)
+
+
+def check_roster(start: NetMessage, host_key: bytes, config: TableConfig) -> tuple[Entry, ...]:
+    """The roster of a host's ``start`` for the table ``config`` it showed in its ``hi``:
+    signed by the host, the same settings, distinct players with the host first, each entry
+    signed by its own key (what a joiner and a spectator check alike)."""
+    if start.key != host_key:
+        raise HandshakeError("the start is not signed by the host")
+    if TableConfig.from_wire(start.body["config"]) != config:
+        raise HandshakeError("the host changed the table settings")
+    roster = tuple(Entry.from_wire(e) for e in start.body["roster"])
+    keys = [e.key for e in roster]
+    if len(roster) != config.players or len(set(keys)) != len(keys):
+        raise HandshakeError(f"the roster does not list {config.players} distinct players")
+    if keys[0] != host_key:
+        raise HandshakeError("the roster does not start with the host")
+    lobby = lobby_id(config)
+    for entry in roster:
+        if not entry.verify(lobby):
+            who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
+            raise HandshakeError(f"the roster entry of {who} is not signed by its key")
+    return roster
 
 
 def _refused(error: BaseException) -> bool:

@@ -11,6 +11,8 @@ built from one class per job, each in its own module and each inheriting the one
 * :mod:`.links` -- our port (with the caps on strangers of :mod:`.admission`), the handshake,
   the game links and redialing;
 * :mod:`.lobby` -- who may sit and the roster, the host's side and the joiner's;
+* :mod:`.watch_host` -- the host's spectators: who may watch, and the stream each one gets
+  (the spectator's own side is :mod:`.watch`, which is no node);
 * this module -- :class:`Node` itself: ``host``, ``join``, ``resume`` and Ctrl-C.
 
 The seat's side (:class:`Player`, :class:`GamePort`) is :mod:`.port`. What the node does:
@@ -77,7 +79,6 @@ from ..protocol.config import ConfigError, TableConfig, lobby_id
 from ..protocol.frames import FrameError
 from .invite import Invite
 from .known import KnownPeersError
-from .lobby import LobbyNode
 from .persist import SavedGame, SaveError, read_frames
 from .port import GamePort, Player
 from .relay import RelayServer
@@ -94,6 +95,7 @@ from .state import (
     _reason,
     host_port,
 )
+from .watch_host import WatchHostNode
 from .wire import (
     FrameStream,
     HandshakeError,
@@ -113,7 +115,7 @@ __all__ = [
 ]
 
 
-class Node(LobbyNode):
+class Node(WatchHostNode):
     """One peer: lobby, mesh, ticker, bot and files (see the module docstring).
 
     Use one of :meth:`host`, :meth:`join` or :meth:`resume` once; each returns the

@@ -82,6 +82,7 @@ class NodeOptions:
     relay: tuple[str, int] | None = None  # a relay where the table's peers meet (.relay)
     listen: bool = True  # False: no port; the others reach this peer through the relay
     relay_for_others: int | None = None  # a host also runs a relay on this port (0: any)
+    spectators: int = 4  # a host streams its table to this many spectators at most (0: none)
 
 
 @dataclass

@@ -119,7 +119,10 @@ HI, JOIN, WELCOME, START, LINK, SYNC, BYE, REFUSE = (
     "refuse",
 )
 NEXT = "next"
-BOUND = frozenset({SYNC, BYE, NEXT, REFUSE})
+WATCH, GAME = "watch", "game"
+"""A spectator's handshake (answered by a ``welcome``) and the host's "the frames that follow
+are of this game" on a spectator's connection (:mod:`.watch_proto`, issue 24 item 5)."""
+BOUND = frozenset({SYNC, BYE, NEXT, REFUSE, GAME})
 """The link messages signed over the link's id when sent after the handshake (see the module
 docstring); all but ``refuse`` exist only then."""
 LINK_ID_TAG = b"moska-p2p/link-id\n"
@@ -158,6 +161,8 @@ _SPECS: dict[str, Spec] = {
     BYE: {"reason": str},
     REFUSE: {"reason": str},
     NEXT: {"game": Field(int, minimum=1, maximum=MAX_GAMES), "go": bool},
+    WATCH: {"nonce": _NONCE, "table": _NONCE, "proof": _SIG, "name": str},
+    GAME: {"game": Field(int, minimum=1, maximum=MAX_GAMES), "config": dict},
 }
 _TEXT_LIMITS = {"name": MAX_NAME, "host": MAX_HOST, "reason": MAX_REASON}
 
@@ -448,6 +453,7 @@ __all__ = [
     "BOUND",
     "BYE",
     "DIALER",
+    "GAME",
     "HI",
     "JOIN",
     "LINK",
@@ -459,6 +465,7 @@ __all__ = [
     "REFUSE",
     "START",
     "SYNC",
+    "WATCH",
     "WELCOME",
     "ClosedError",
     "Entry",

@@ -231,6 +231,7 @@ def render_table(
     you: int | None = None,
     title: str | None = None,
     selected: int | None = None,
+    spectating: bool = False,
 ) -> str:
     """The table as ``view.seat`` sees it, as text of at most ``height`` lines and ``width``
     columns.
@@ -240,7 +241,9 @@ def render_table(
     game); ``losers`` marks the losers of a finished game; ``you`` is the seat to call "you"
     (the viewing seat by default, ``-1`` for nobody); ``title`` replaces the preset's name in
     the first line; ``selected`` is the index of the hand card picked with the arrow keys
-    (marked by a pointer at its number, and reversed in colour). A ``height`` too small for
+    (marked by a pointer at its number, and reversed in colour); ``spectating``: a spectator's
+    table (``moska watch``), every seat alike with no hand of its own, so ``view.seat`` is
+    only whose public knowledge is shown. A ``height`` too small for
     the table itself leaves out the move log (the full-screen table draws its own).
     """
     style = Style(color=color_wanted() if color is None else color, symbols=symbols)
@@ -291,11 +294,12 @@ def render_table(
             line.pad(extra_at).add(_(decision) if decision else view.decision, BOLD)
             extra_at = line.width + 2
         shown: Sequence[str]
-        if hands is not None and seat in hands and seat != view.seat:
+        own = seat == view.seat and not spectating
+        if hands is not None and seat in hands and not own:
             shown = sort_hand(hands[seat], trump)
             prefix = ""
         else:
-            shown = [] if seat == view.seat else sort_hand(view.known_cards(seat), trump)
+            shown = [] if own else sort_hand(view.known_cards(seat), trump)
             prefix = _("holds") + " "
         if shown:
             line.pad(extra_at).add(prefix)
@@ -320,7 +324,11 @@ def render_table(
 
     # The viewing seat's hand, sorted and numbered (the numbers are move shorthand).
     hand = sort_hand(view.hand, trump)
-    if hand:
+    hidden = view.hidden_in_hand
+    if spectating:  # moska watch: a spectator holds no hand
+        hand_lines = [_Line().add(_("hands face down: you are watching"), DIM)]
+        hidden = 0
+    elif hand:
         numbers = [
             (style.pointer + str(i), BOLD) if i - 1 == selected else (str(i), DIM)
             for i in range(1, len(hand) + 1)
@@ -332,9 +340,9 @@ def render_table(
         hand_lines = _grid(_("hand"), numbers, cards, width)
     else:
         hand_lines = [_Line().add(_("hand")).pad(7).add(_("(no cards)"), DIM)]
-    if view.hidden_in_hand:
+    if hidden:
         hand_lines[-1].pad(hand_lines[-1].width + 2).add(
-            _("+{count} not seen yet").format(count=view.hidden_in_hand), DIM
+            _("+{count} not seen yet").format(count=hidden), DIM
         )
     lines += hand_lines
 

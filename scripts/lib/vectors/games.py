@@ -168,6 +168,53 @@ def session_vectors() -> dict[str, Any]:
             "signing_input_sha256": hashlib.sha256(signing_input(kind, payload)).hexdigest(),
         },
         "next": next_vector(ids[1], ids[0], sid),
+        "watch": watch_vector(Identity.from_seed(bytes([9]) * 32), ids[0], first, second),
+    }
+
+
+def watch_vector(
+    watcher: Identity, host: Identity, lobby: TableConfig, game: TableConfig
+) -> dict[str, Any]:
+    """A spectator's handshake with the host of the table ``lobby`` (example nonces): both
+    proofs, the watch id they give, and the host's ``net/game`` for ``game`` signed over it
+    (PROTOCOL.md §23, "Spectators"; issue 24 item 5)."""
+    from moska_p2p.net.watch_proto import HOST, WATCHER, watch_id, watch_proof, watch_transcript
+    from moska_p2p.net.wire import GAME, net_frame
+    from moska_p2p.protocol.config import lobby_id
+
+    parts = (
+        lobby_id(lobby),
+        watcher.public_bytes,
+        host.public_bytes,
+        bytes([9]) * 32,
+        bytes([10]) * 32,
+    )
+    wid = watch_id(*parts)
+    frame = net_frame(host, GAME, {"game": game.game, "config": game.to_wire()}, wid)
+    _, payload, _ = open_frame(frame[4:])
+    proofs = {}
+    for role in (WATCHER, HOST):
+        signer = watcher if role == WATCHER else host
+        data = watch_transcript(*parts, role)
+        proofs[role.decode()] = {
+            "signing_input_sha256": hashlib.sha256(
+                signing_input("net/watch-auth", data)
+            ).hexdigest(),
+            "proof": watch_proof(signer, *parts, role).hex(),
+        }
+    return {
+        "watcher_seed": (bytes([9]) * 32).hex(),
+        "table": parts[0].hex(),
+        "watcher": parts[1].hex(),
+        "host": parts[2].hex(),
+        "watcher_nonce": parts[3].hex(),
+        "host_nonce": parts[4].hex(),
+        "proofs": proofs,
+        "watch_id": wid.hex(),
+        "game_frame": frame.hex(),
+        "game_signing_input_sha256": hashlib.sha256(
+            signing_input("net/game", wid + payload)
+        ).hexdigest(),
     }
 
 

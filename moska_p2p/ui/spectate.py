@@ -1,0 +1,153 @@
+"""``moska watch``'s screen: the public table, live, for a spectator (issue 24 item 5).
+
+The same full-screen table the players see, drawn from the spectator's observer session,
+which knows only what every player knows: every hand face down (its size, and the cards
+the game has shown), the bout, the stock, the whole log; at the end the cards known then
+(shown during the game or disclosed) and the result. Not on a terminal (or ``--plain``) each
+move is a line, as ``moska host``/``join`` print them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from ..protocol.session import PeerSession
+from .app import FullScreen
+from .render import log_lines, render_table, strip_ansi
+
+
+class SpectatorScreen:
+    """What a :class:`~moska_p2p.net.watch.Watcher` shows: the full screen (``interactive``)
+    or lines to ``out``. ``quit`` is called (in the screen's thread) when the person presses
+    q to stop watching."""
+
+    def __init__(
+        self,
+        *,
+        interactive: bool,
+        out: TextIO,
+        color: bool,
+        symbols: bool,
+        quit: Callable[[], None] | None = None,
+    ) -> None:
+        self.out = out
+        self.color, self.symbols = color, symbols
+        self.quit = quit
+        self.screen = FullScreen(color=color, symbols=symbols) if interactive else None
+        self._keys: threading.Thread | None = None
+        self._closed = threading.Event()
+        self._last: tuple[PeerSession, list[str], str, bool] | None = None
+
+    # ------------------------------------------------------------------ the Spectator protocol
+
+    def seated(self, session: PeerSession, names: Sequence[str]) -> None:
+        if self.screen is not None:
+            self._start()
+            self._draw(session, names, "the deal: every card face down")
+
+    def moved(self, session: PeerSession, names: Sequence[str], seat: int, move: str) -> None:
+        name = names[seat] if seat < len(names) else "?"
+        if self.screen is None:
+            self._say(f"seat {seat} ({name}): {move}")
+        else:
+            self._draw(session, names, f"{name}: {move}")
+
+    def ended(self, session: PeerSession, names: Sequence[str], text: str) -> None:
+        if self.screen is not None:
+            self._draw(session, names, text, end=True)
+
+    # ------------------------------------------------------------------ the screen
+
+    def _start(self) -> None:
+        screen = self.screen
+        if screen is None or screen.running:
+            return
+        screen.start()
+        screen.single_keys = {"q": "q"}
+        self._keys = threading.Thread(target=self._read_keys, name="moska-spectate", daemon=True)
+        self._keys.start()
+
+    def _read_keys(self) -> None:
+        """q (or Ctrl-C) stops watching; after the end, closes the screen."""
+        screen = self.screen
+        assert screen is not None
+        try:
+            while screen.ask("q: stop watching · PgUp/PgDn: the log ") != "q":
+                pass
+        except (KeyboardInterrupt, EOFError):
+            pass
+        self._closed.set()
+        if self.quit is not None:
+            self.quit()
+
+    def _draw(
+        self, session: PeerSession, names: Sequence[str], status: str, end: bool = False
+    ) -> None:
+        screen = self.screen
+        game = session.game
+        if screen is None or game is None:
+            return
+        self._last = (session, list(names), status, end)
+        view = game.view(0)  # the observer's game: public knowledge only, for every seat
+        hands = {s: game.hand(s) for s in range(game.n)} if end else None
+        losers = list(session.losers) if end else None
+        color, symbols = self.color, self.symbols
+        screen.show(
+            lambda width, _: render_table(
+                view,
+                names,
+                color=color,
+                symbols=symbols,
+                width=width,
+                height=0,
+                hands=hands,
+                losers=losers,
+                you=-1,
+                title=f"{view.preset} (watching)",
+                spectating=True,
+            ),
+            0,
+            log_lines(
+                view.history, names, color=color, symbols=symbols, trump=view.trump, width=200
+            ),
+            status=status,
+        )
+
+    def close(self) -> None:
+        """The watch is over: on the screen, wait for q, then give the terminal back and print
+        the last table; in lines, nothing more."""
+        screen = self.screen
+        if screen is None or not screen.running:
+            return
+        self.quit = None
+        if self._last is not None and not self._closed.is_set():
+            session, names, status, end = self._last
+            self._draw(session, names, status + "  ·  q: close", end)
+            self._closed.wait()
+        screen.stop()
+        if self._keys is not None:
+            self._keys.join(5)
+        for line in screen.caught:  # what the watch said meanwhile (seats, result, file)
+            self._say(line)
+        if self._last is not None:
+            session, names, _status, end = self._last
+            game = session.game
+            if game is not None:
+                self._say(
+                    render_table(
+                        game.view(0),
+                        names,
+                        color=self.color,
+                        symbols=self.symbols,
+                        you=-1,
+                        hands={s: game.hand(s) for s in range(game.n)} if end else None,
+                        losers=list(session.losers) if end else None,
+                        spectating=True,
+                    )
+                )
+
+    def _say(self, text: str) -> None:
+        self.out.write((text if self.color else strip_ansi(text)) + "\n")
+        self.out.flush()
