@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from moska_p2p.crypto import decaf, dleq, msm
+from moska_p2p.crypto import decaf, dleq, msm, shuffle_proof
 from moska_p2p.crypto import deck as mp
 from moska_p2p.crypto import group as g
 from moska_p2p.crypto.proofs import ProofError
@@ -276,3 +276,35 @@ def test_fresh_weights_are_128_bit_and_never_repeat() -> None:
     assert len(first) == 64 and all(0 <= z < 2**128 for z in first + second)
     assert first != second
     assert max(first) >= 2**120  # 64 draws below 2^120 have probability 2^-512
+
+
+# --- The shuffle argument's two long sums (no batch: the same bytes, sooner)
+
+
+@pytest.mark.parametrize("native_sum", [False, True])
+def test_the_shuffle_verifiers_commitments_are_equal_with_or_without_the_native_sum(
+    native_sum: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not decaf.available() or (native_sum and not msm.available()):
+        pytest.skip("no libdecaf or no native MSM")
+    monkeypatch.setattr(msm, "available", lambda: native_sum)
+    size = 6
+    game_id = bytes(range(32))
+    secrets_ = mp.DeckSecrets.from_seed(b"\x33" * 32, game_id, 0, size)
+    cards = mp.card_points(game_id, range(size))
+    context = mp.deck_context(game_id, 0, "shuffle1")
+    outputs, proof = mp.pass1(secrets_, context, cards)
+    items = [proof[i : i + 32] for i in range(0, len(proof), 32)]
+    u, chain = items[:size], items[size : 2 * size]
+    e = [_scalar() for _ in range(size)]
+    for scalars in (items[2 * size :], [_scalar() for _ in range(2 * size + 5)]):
+        arguments = (cards, outputs, secrets_.public_scalar, u, chain, e, scalars)
+        pure = shuffle_proof._commitments_pure(*arguments)
+        with decaf.use():
+            assert shuffle_proof._commitments_decaf(*arguments) == pure
+    with decaf.use():
+        mp.verify_pass1(context, cards, outputs, secrets_.public_scalar, proof)
+        bad = bytearray(proof)
+        bad[32 * (2 * size + 3)] ^= 1  # s_3, which only T_3 uses
+        with pytest.raises(mp.DeckError):
+            mp.verify_pass1(context, cards, outputs, secrets_.public_scalar, bytes(bad))
