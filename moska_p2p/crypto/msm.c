@@ -29,6 +29,7 @@ typedef uint64_t decaf_bool_t;
 typedef int decaf_error_t; /* DECAF_SUCCESS is -1 */
 
 extern const point_t decaf_255_point_identity[1];
+extern const point_t decaf_255_point_base[1];
 decaf_error_t decaf_255_point_decode(point_t *pt, const uint8_t ser[32], decaf_bool_t allow_id);
 void decaf_255_point_encode(uint8_t ser[32], const point_t *pt);
 void decaf_255_point_add(point_t *out, const point_t *a, const point_t *b);
@@ -106,34 +107,28 @@ static int decode_all(point_t *out, const uint8_t *encodings, const uint8_t *neg
     return 0;
 }
 
-static int straus(point_t *acc, const point_t *points, const uint8_t *scalars, size_t n, int w) {
-    const int entries = 1 << (w - 2); /* P, 3P, ..., (2^(w-1) - 1) P */
-    point_t *table = NULL;
-    int8_t *digits = malloc(n * DIGITS);
-    if (!digits || posix_memalign((void **)&table, 32, n * entries * sizeof(point_t))) {
-        free(digits);
-        return -1;
+/* The odd multiples P, 3P, ..., (2^(w-1) - 1) P of a point, for w-NAF digits. */
+static void odd_multiples(point_t *row, const point_t *point, int entries) {
+    row[0] = *point;
+    if (entries > 1) {
+        point_t twice;
+        decaf_255_point_double(&twice, point);
+        for (int m = 1; m < entries; m++) decaf_255_point_add(&row[m], &row[m - 1], &twice);
     }
-    int top = 0;
-    for (size_t i = 0; i < n; i++) {
-        int length = wnaf(digits + i * DIGITS, scalars + 32 * i, w);
-        if (length > top) top = length;
-        point_t *row = table + i * entries;
-        row[0] = points[i];
-        if (entries > 1) {
-            point_t twice;
-            decaf_255_point_double(&twice, &points[i]);
-            for (int m = 1; m < entries; m++) decaf_255_point_add(&row[m], &row[m - 1], &twice);
-        }
-    }
+}
+
+/* Straus over ready tables: acc = sum_i sign_i * digits_i(tables_i), top digits at most. */
+static void interleave(point_t *acc, const point_t *const *tables, const int8_t *const *digits,
+                       const int *negative, int count, int top) {
     *acc = decaf_255_point_identity[0];
     int started = 0;
     for (int bit = top - 1; bit >= 0; bit--) {
         if (started) decaf_255_point_double(acc, acc);
-        for (size_t i = 0; i < n; i++) {
-            int d = digits[i * DIGITS + bit];
+        for (int i = 0; i < count; i++) {
+            int d = digits[i][bit];
             if (!d) continue;
-            const point_t *entry = &table[i * entries + ((d > 0 ? d : -d) >> 1)];
+            if (negative[i]) d = -d;
+            const point_t *entry = &tables[i][(d > 0 ? d : -d) >> 1];
             if (!started) {
                 if (d > 0) *acc = *entry;
                 else decaf_255_point_sub(acc, decaf_255_point_identity, entry);
@@ -145,9 +140,36 @@ static int straus(point_t *acc, const point_t *points, const uint8_t *scalars, s
             }
         }
     }
+}
+
+static int straus(point_t *acc, const point_t *points, const uint8_t *scalars, size_t n, int w) {
+    const int entries = 1 << (w - 2); /* P, 3P, ..., (2^(w-1) - 1) P */
+    point_t *table = NULL;
+    int8_t *digits = malloc(n * DIGITS);
+    const point_t **rows = malloc(n * sizeof(*rows));
+    const int8_t **row_digits = malloc(n * sizeof(*row_digits));
+    int *negative = calloc(n, sizeof(int)); /* negated points were negated when decoded */
+    int status = -1;
+    if (!digits || !rows || !row_digits || !negative ||
+        posix_memalign((void **)&table, 32, n * entries * sizeof(point_t)))
+        goto done;
+    int top = 0;
+    for (size_t i = 0; i < n; i++) {
+        int length = wnaf(digits + i * DIGITS, scalars + 32 * i, w);
+        if (length > top) top = length;
+        odd_multiples(table + i * entries, &points[i], entries);
+        rows[i] = table + i * entries;
+        row_digits[i] = digits + i * DIGITS;
+    }
+    interleave(acc, rows, row_digits, negative, (int)n, top);
+    status = 0;
+done:
     free(table);
     free(digits);
-    return 0;
+    free(rows);
+    free(row_digits);
+    free(negative);
+    return status;
 }
 
 /* Signed c-bit digits of a scalar, least significant first: each in [-2^(c-1), 2^(c-1)). */
@@ -256,6 +278,51 @@ int moska_msm(uint8_t out[32], const uint8_t *encodings, const uint8_t *scalars,
                              : pippenger(&acc, points, scalars, n, param);
         if (status == 0) decaf_255_point_encode(out, &acc);
     }
+    free(points);
+    return status;
+}
+
+/* The shuffle argument's chain commitments (PROTOCOL.md 11.3), for k = 0 .. n-1:
+ *     out_k = s_hat_k * B + s_prime_k * C_{k-1} - c * C_k,   C_{-1} = H_0,
+ * each encoded into out + 32 k. One table of odd multiples per point serves both products it
+ * takes part in. Returns 0; 1 when H_0, k + 2 when C_k is not a valid non-identity encoding;
+ * -1 when out of memory. */
+int moska_chain(uint8_t *out, const uint8_t h0[32], const uint8_t *chain, const uint8_t *s_hat,
+                const uint8_t *s_prime, const uint8_t c[32], size_t n) {
+    enum { W = 5, ENTRIES = 1 << (W - 2) };
+    point_t *points = NULL, *tables = NULL;
+    if (posix_memalign((void **)&points, 32, (n + 1) * sizeof(point_t))) return -1;
+    if (posix_memalign((void **)&tables, 32, (n + 2) * ENTRIES * sizeof(point_t))) {
+        free(points);
+        return -1;
+    }
+    int status = decode_all(points, h0, NULL, 1, 0);
+    if (status == 0) {
+        status = decode_all(points + 1, chain, NULL, n, 0);
+        if (status) status += 1;
+    }
+    if (status == 0) {
+        /* tables: 0 = H_0, k + 1 = C_k, n + 1 = B */
+        for (size_t i = 0; i <= n; i++) odd_multiples(&tables[i * ENTRIES], &points[i], ENTRIES);
+        odd_multiples(&tables[(n + 1) * ENTRIES], decaf_255_point_base, ENTRIES);
+        int8_t c_digits[DIGITS], hat_digits[DIGITS], prime_digits[DIGITS];
+        int c_top = wnaf(c_digits, c, W);
+        for (size_t k = 0; k < n; k++) {
+            int top = c_top, length;
+            length = wnaf(hat_digits, s_hat + 32 * k, W);
+            if (length > top) top = length;
+            length = wnaf(prime_digits, s_prime + 32 * k, W);
+            if (length > top) top = length;
+            const point_t *row[3] = {&tables[(n + 1) * ENTRIES], &tables[k * ENTRIES],
+                                     &tables[(k + 1) * ENTRIES]};
+            const int8_t *digits[3] = {hat_digits, prime_digits, c_digits};
+            const int negative[3] = {0, 0, 1};
+            point_t acc;
+            interleave(&acc, row, digits, negative, 3, top);
+            decaf_255_point_encode(out + 32 * k, &acc);
+        }
+    }
+    free(tables);
     free(points);
     return status;
 }

@@ -33,7 +33,14 @@ from pathlib import Path
 from . import decaf
 from .group import IDENTITY, GroupError, add, is_scalar_or_zero, mul, sub
 
-__all__ = ["active", "available", "combination", "reference_combination", "unavailable_reason"]
+__all__ = [
+    "active",
+    "available",
+    "chain_commitments",
+    "combination",
+    "reference_combination",
+    "unavailable_reason",
+]
 
 _SOURCE = Path(__file__).with_name("msm.c")
 _BUILD_SECONDS = 120
@@ -100,6 +107,8 @@ def _library() -> ctypes.CDLL | None:
         ctypes.c_int,
         ctypes.c_int,
     ]
+    library.moska_chain.restype = ctypes.c_int
+    library.moska_chain.argtypes = [ctypes.c_char_p] * 6 + [ctypes.c_size_t]
     _reason = ""
     return library
 
@@ -162,6 +171,40 @@ def combination(
     if status < 0:
         raise MemoryError("moska_msm: out of memory")
     return None if status else out.raw
+
+
+def chain_commitments(
+    h0: bytes,
+    chain: Sequence[bytes],
+    s_hat: Sequence[bytes],
+    s_prime: Sequence[bytes],
+    c: bytes,
+) -> list[bytes] | None:
+    """The shuffle argument's ``T̂_k = ŝ_k*B + s'_k*Ĉ_{k-1} - c*Ĉ_k`` (``Ĉ_{-1} = H_0``,
+    PROTOCOL.md §11.3), encoded, each a three-term sum in one native call for all ``k``: every
+    point decoded once and its table of multiples shared by the two products it is in. ``None``
+    when a point is not a valid non-identity encoding. Raises :class:`RuntimeError` where
+    :func:`available` is false."""
+    library = _library()
+    if library is None:
+        raise RuntimeError(f"no native multi-scalar multiplication: {_reason}")
+    count = len(chain)
+    if len(s_hat) != count or len(s_prime) != count:
+        raise ValueError("one ŝ and one s' a chain point")
+    if not all(is_scalar_or_zero(scalar) for scalar in (*s_hat, *s_prime, c)):
+        raise GroupError("not a canonical scalar")
+    if not all(type(point) is bytes and len(point) == 32 for point in (h0, *chain)):
+        return None
+    out = ctypes.create_string_buffer(32 * count)
+    status = library.moska_chain(
+        out, h0, b"".join(chain), b"".join(s_hat), b"".join(s_prime), c, count
+    )
+    if status < 0:
+        raise MemoryError("moska_chain: out of memory")
+    if status:
+        return None
+    raw = out.raw
+    return [raw[i : i + 32] for i in range(0, len(raw), 32)]
 
 
 def reference_combination(

@@ -340,7 +340,9 @@ def _commitments_decaf(
     through the accelerator (:mod:`.decaf`): each point decoded once, sums on decoded points,
     ``s*B + t*P`` in variable time (every scalar here is public), ``H_k`` from per-process
     tables, ``T_4``'s terms paired in double-scalar multiplications, and each chain point's two
-    multiples (by ``-c`` in ``T̂_k``, by ``s'_{k+1}`` in ``T̂_{k+1}``) from one table."""
+    multiples (by ``-c`` in ``T̂_k``, by ``s'_{k+1}`` in ``T̂_{k+1}``) from one table. With the
+    native sums (:mod:`.msm`), ``T_3`` and ``T_4`` are one multi-scalar sum each and every
+    ``T̂_k`` a three-term one, all in C: 52 cards in about 9 ms instead of 16."""
     size = len(xs)
     _, _, sum_h = generators(size)
     c, s1, s2, s3, sa = scalars[:5]
@@ -359,8 +361,25 @@ def _commitments_decaf(
     )
     if msm.available():
         t3, t4 = _long_sums_native(xs, ys, u, e, c, s3, sa, s_prime)
+        t_hat = msm.chain_commitments(generators(size)[0], chain, s_hat, s_prime, c)
+        if t_hat is None:
+            raise GroupError("a chain point of the shuffle argument is not valid")
     else:
         t3, t4 = _long_sums_decaf(xs, ys, du, e, neg_c, s3, neg_sa, s_prime, h_tables)
+        t_hat = _chain_decaf(dchain, neg_c, s_prime, s_hat, h_tables)
+    t5 = decaf.base_double_mul_vartime(sa, neg_c, decaf.decode(a_point))
+    return [decaf.encode(t1), decaf.encode(t2), t3, t4, decaf.encode(t5)], t_hat
+
+
+def _chain_decaf(
+    dchain: Sequence[decaf.Point],
+    neg_c: bytes,
+    s_prime: Sequence[bytes],
+    s_hat: Sequence[bytes],
+    h_tables: Sequence[decaf.Table],
+) -> list[bytes]:
+    """The chain commitments through libdecaf's calls, where the native sum is not built."""
+    size = len(dchain)
     # T̂_k = ŝ_k*B + s'_k*Ĉ_{k-1} - c*Ĉ_k: Ĉ_k's two multiples come from one dual multiplication.
     t_hat: list[bytes] = []
     previous_multiple = h_tables[0].mul(s_prime[0])  # s'_1 * Ĉ_0, with Ĉ_0 = H_0
@@ -372,8 +391,7 @@ def _commitments_decaf(
         point = decaf.add(decaf.add(decaf.base_mul(s_hat[k]), previous_multiple), minus_c_chain)
         t_hat.append(decaf.encode(point))
         previous_multiple = next_multiple
-    t5 = decaf.base_double_mul_vartime(sa, neg_c, decaf.decode(a_point))
-    return [decaf.encode(t1), decaf.encode(t2), t3, t4, decaf.encode(t5)], t_hat
+    return t_hat
 
 
 def _long_sums_native(

@@ -308,3 +308,22 @@ def test_the_shuffle_verifiers_commitments_are_equal_with_or_without_the_native_
         bad[32 * (2 * size + 3)] ^= 1  # s_3, which only T_3 uses
         with pytest.raises(mp.DeckError):
             mp.verify_pass1(context, cards, outputs, secrets_.public_scalar, bytes(bad))
+
+
+@native
+def test_the_native_chain_commitments_refuse_an_invalid_point() -> None:
+    h0, chain = _point(), [_point() for _ in range(3)]
+    s_hat, s_prime, c = [_scalar() for _ in range(3)], [_scalar() for _ in range(3)], _scalar()
+    expected = [
+        g.sub(
+            g.add(g.base_mul(s_hat[k]), g.mul(s_prime[k], chain[k - 1] if k else h0)),
+            g.mul(c, chain[k]),
+        )
+        for k in range(3)
+    ]
+    assert msm.chain_commitments(h0, chain, s_hat, s_prime, c) == expected
+    for bad in (g.IDENTITY, chain[1][:31] + bytes([chain[1][31] | 0x80])):
+        assert msm.chain_commitments(h0, [chain[0], bad, chain[2]], s_hat, s_prime, c) is None
+        assert msm.chain_commitments(bad, chain, s_hat, s_prime, c) is None
+    with pytest.raises(ValueError):
+        msm.chain_commitments(h0, chain, s_hat[:2], s_prime, c)
