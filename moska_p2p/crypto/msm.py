@@ -27,6 +27,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -44,6 +45,7 @@ __all__ = [
 
 _SOURCE = Path(__file__).with_name("msm.c")
 _BUILD_SECONDS = 120
+_BUILD_LOCK = threading.Lock()
 _reason = "not tried yet"
 
 
@@ -73,9 +75,15 @@ def _compile(compiler: str, source: bytes, target: Path) -> None:
             os.unlink(temporary)
 
 
-@functools.cache
 def _library() -> ctypes.CDLL | None:
-    """The compiled library, or ``None`` (and :func:`unavailable_reason` says why)."""
+    """The compiled library, or ``None`` (and :func:`unavailable_reason` says why); built or
+    loaded once, under a lock: a network peer's first checks run in worker threads."""
+    with _BUILD_LOCK:
+        return _build()
+
+
+@functools.cache
+def _build() -> ctypes.CDLL | None:
     global _reason
     if not decaf.available():
         _reason = "libdecaf is not installed (apt-get install libdecaf0)"

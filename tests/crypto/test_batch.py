@@ -147,7 +147,7 @@ def test_without_a_compiler_the_pure_path_is_used(
 ) -> None:
     monkeypatch.setattr(msm, "_cache_directory", lambda: tmp_path)
     monkeypatch.setattr(msm.shutil, "which", lambda name: None)
-    msm._library.cache_clear()
+    msm._build.cache_clear()
     try:
         assert not msm.available()
         assert "compiler" in msm.unavailable_reason() or "libdecaf" in msm.unavailable_reason()
@@ -156,7 +156,7 @@ def test_without_a_compiler_the_pure_path_is_used(
             context, inputs, outputs, a_point, key_points, _, proof = _case(3)
             dleq.verify_rekey(context, inputs, outputs, a_point, key_points, proof)
     finally:
-        msm._library.cache_clear()
+        msm._build.cache_clear()
 
 
 # --- The batch equation
