@@ -8,10 +8,9 @@
  * - Straus' interleaving with signed sliding windows (w-NAF): per point a table of the odd
  *   multiples P, 3P, ..., (2^(w-1)-1)P, one shared chain of doublings, and one addition per
  *   non-zero digit (about b/(w+1) for a b-bit scalar);
- * - Pippenger's bucket method (as in Bernstein et al., "Faster batch forgery identification",
- *   INDOCRYPT 2012, section 4) with signed c-bit digits: per window every point is added into
+ * - Pippenger's bucket method with signed c-bit digits: per window every point is added into
  *   the bucket of its digit, and the buckets are summed with 2 * 2^(c-1) additions.
- * The caller picks; msm_auto picks by size.
+ * moska_msm picks by size unless told (Straus is faster below about 100 points).
  *
  * No header of libdecaf is needed (a machine may have the library without its -dev package):
  * the few prototypes are declared here, as libdecaf 1.0 exports them. The library is loaded
@@ -25,7 +24,13 @@ typedef struct {
     uint64_t limb[32];
 } __attribute__((aligned(32))) point_t; /* decaf_255_point_s: x, y, z, t, 64 bytes each */
 
+/* decaf/common.h: a word (and decaf_bool_t) is 64 bits on 64-bit targets, 32 otherwise. */
+#if defined(__ILP64__) || defined(__amd64__) || defined(__x86_64__) || \
+    (((__UINT_FAST32_MAX__) >> 30) >> 30)
 typedef uint64_t decaf_bool_t;
+#else
+typedef uint32_t decaf_bool_t;
+#endif
 typedef int decaf_error_t; /* DECAF_SUCCESS is -1 */
 
 extern const point_t decaf_255_point_identity[1];
