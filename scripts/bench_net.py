@@ -215,7 +215,7 @@ def one_run(
         _longest(g, s["t_seated"], s["t_end"]) for g, s in zip(gaps, stats, strict=True)
     )
     game = max(s["t_end"] for s in stats) - min(s["t_start"] for s in stats)
-    engine, moves = engine_alone(folder / "p0.moska")
+    engine, moves = engine_alone_of(root, folder / "p0.moska")
     return Run(
         deal,
         game,
@@ -256,6 +256,18 @@ def engine_alone(transcript: Path) -> tuple[float, int]:
     seconds = time.perf_counter() - start
     assert game.state_hash() == observer.final_hash
     return seconds, len(observer.moves)
+
+
+def engine_alone_of(root: Path, transcript: Path) -> tuple[float, int]:
+    """:func:`engine_alone` by the tree that wrote the transcript: another revision's wire
+    format (a proof's layout) need not be this tree's, so its transcript is read by a
+    subprocess on that tree's code (this script, ``--engine-alone`` with ``--root``)."""
+    if root.resolve() == REPO:
+        return engine_alone(transcript)
+    command = [sys.executable, __file__, "--engine-alone", str(transcript), "--root", str(root)]
+    out = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
+    seconds, moves = json.loads(out.stdout)
+    return float(seconds), int(moves)
 
 
 def _extract(rev: str, into: Path) -> None:
@@ -316,6 +328,9 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
+    if "--engine-alone" in sys.argv[1:2]:
+        print(json.dumps(engine_alone(Path(sys.argv[2]))))
+        return 0
     if "--probe" in sys.argv[1:3]:
         rest = sys.argv[sys.argv.index("--") + 1 :]
         return _probe(Path(sys.argv[sys.argv.index("--probe") + 1]), rest)

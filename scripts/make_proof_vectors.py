@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from moska_p2p.crypto import deck as mp
 from moska_p2p.crypto import group as g
-from moska_p2p.crypto.dleq import prove_rekey, verify_rekey
+from moska_p2p.crypto.dleq import fresh_weights, prove_rekey, rekey_batch_holds, verify_rekey
 from moska_p2p.crypto.fiat_shamir import Transcript
 from moska_p2p.crypto.proofs import ProofError
 from moska_p2p.crypto.shuffle_proof import generators, prove_shuffle, verify_shuffle
@@ -334,6 +334,43 @@ def shuffle_cases(deck: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, 
     return valid, cases
 
 
+def cancelling_copy_attack(
+    context: bytes,
+    inputs: list[bytes],
+    outputs: list[bytes],
+    a_point: bytes,
+    key_points: list[bytes],
+    witnesses: list[bytes],
+    proof: bytes,
+    p: int,
+    q: int,
+    weights: list[int],
+) -> bytes:
+    """A re-keying proof of a false position ``p`` (``outputs[p]`` is not ``x_p * inputs[p]``)
+    that passes the batch equation for these known ``weights`` (PROTOCOL.md §11.5): the error
+    of ``p``'s first equation, ``D = s_p*X_p - c_p*Y_p - R_p``, is cancelled by a commitment of
+    ``q`` shifted by ``(z_p / z_q)*D`` before ``q``'s challenge is drawn. Fresh weights catch it."""
+    from moska_p2p.crypto.dleq import _challenge
+
+    def position(j: int, w: bytes, shift: bytes) -> bytes:
+        r = g.add(g.mul(w, inputs[j]), shift)
+        s_point = g.mul(w, a_point)
+        c = _challenge(context, j, inputs[j], outputs[j], a_point, key_points[j], r, s_point)
+        return r + s_point + g.scalar_add(w, g.scalar_mul(c, witnesses[j]))
+
+    w_p, w_q = g.hash_to_scalar(b"forger", b"p"), g.hash_to_scalar(b"forger", b"q")
+    forged_p = position(p, w_p, g.IDENTITY)
+    r, s = forged_p[:32], forged_p[64:]
+    c = _challenge(context, p, inputs[p], outputs[p], a_point, key_points[p], r, forged_p[32:64])
+    error = g.sub(g.sub(g.mul(s, inputs[p]), g.mul(c, outputs[p])), r)
+    ratio = g.scalar_of_int(weights[2 * p] * pow(weights[2 * q], -1, L))
+    forged_q = position(q, w_q, g.mul(ratio, error))
+    out = bytearray(proof)
+    out[96 * p : 96 * (p + 1)] = forged_p
+    out[96 * q : 96 * (q + 1)] = forged_q
+    return bytes(out)
+
+
 def rekey_cases(deck: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     seat = deck["seats"][1]
     pass2 = seat["pass2"]
@@ -361,26 +398,59 @@ def rekey_cases(deck: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, An
     copied[2] = g.mul(witnesses[2], inputs[0])
     copy_proof = prove_rekey(context, inputs, copied, a_point, key_points, witnesses, nonce_seed)
     wrong_keys = [*key_points[:1], key_points[2], *key_points[2:]]
+    hidden_copy = cancelling_copy_attack(
+        context, inputs, copied, a_point, key_points, witnesses, proof, 2, 3, [1] * (2 * size)
+    )
+    assert rekey_batch_holds(
+        context, inputs, copied, a_point, key_points, hidden_copy, [1] * (2 * size)
+    )
+    assert not rekey_batch_holds(
+        context, inputs, copied, a_point, key_points, hidden_copy, fresh_weights(2 * size)
+    )
     cases = [
         case("proof one byte short", base, run_rekey, proof=hx(proof[:-1])),
-        case("proof one position long", base, run_rekey, proof=hx(proof + proof[:64])),
+        case("proof one position long", base, run_rekey, proof=hx(proof + proof[:96])),
         *(
             case(
-                f"bit 0 of {'cs'[i % 2]}_{i // 2} flipped",
+                f"bit 0 of {('R', 'S', 's')[i % 3]}_{i // 3} flipped",
                 base,
                 run_rekey,
                 proof=hx(put(proof, i, flip(item(proof, i)))),
             )
-            for i in range(2 * size)
+            for i in range(3 * size)
         ),
-        case("c_1 = L", base, run_rekey, proof=hx(put(proof, 2, le(L)))),
+        case("R_1 is the identity", base, run_rekey, proof=hx(put(proof, 3, g.IDENTITY))),
+        case("S_2 is the identity", base, run_rekey, proof=hx(put(proof, 7, g.IDENTITY))),
+        case(
+            "R_0 with bit 255 set", base, run_rekey, proof=hx(put(proof, 0, alias(item(proof, 0))))
+        ),
+        case(
+            "S_1 a field element >= p",
+            base,
+            run_rekey,
+            proof=hx(put(proof, 4, NOT_CANONICAL_FIELD)),
+        ),
+        case(
+            "R_1 + B (a valid point, not the commitment)",
+            base,
+            run_rekey,
+            proof=hx(put(proof, 3, g.add(item(proof, 3), g.BASE))),
+        ),
+        case("s_1 = L", base, run_rekey, proof=hx(put(proof, 5, le(L)))),
         case(
             "s_3 + L (same residue)",
             base,
             run_rekey,
-            proof=hx(put(proof, 7, le(int.from_bytes(item(proof, 7), "little") + L))),
+            proof=hx(put(proof, 11, le(int.from_bytes(item(proof, 11), "little") + L))),
         ),
-        case("c_2 = 0", base, run_rekey, proof=hx(put(proof, 4, bytes(32)))),
+        case(
+            "copy attack at position 2 hidden by a cancelling error at position 3, "
+            "for the batch weights all 1",
+            base,
+            run_rekey,
+            outputs=hxs(copied),
+            proof=hx(hidden_copy),
+        ),
         case(
             "copy attack: position 2 holds position 0's card under key 2",
             base,
@@ -408,7 +478,7 @@ def rekey_cases(deck: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, An
             "two positions' proofs swapped",
             base,
             run_rekey,
-            proof=hx(proof[64:128] + proof[:64] + proof[128:]),
+            proof=hx(proof[96:192] + proof[:96] + proof[192:]),
         ),
         case("output 3 is the identity", base, run_rekey, outputs=hxs([*outputs[:3], g.IDENTITY])),
         case(

@@ -46,6 +46,7 @@ __all__ = [
     "double_mul",
     "dual_mul",
     "encode",
+    "library_name",
     "mul",
     "sub",
     "use",
@@ -60,8 +61,9 @@ _SCALAR_BYTES = 32
 _SUCCESS = -1  # decaf_error_t: DECAF_SUCCESS is -1, DECAF_FAILURE 0
 
 
-def _load() -> ctypes.CDLL | None:
-    """The library, or ``None`` where it is not installed (the pure path is used then)."""
+def _load() -> tuple[ctypes.CDLL | None, str]:
+    """The library and the name it was loaded by, or ``None`` where it is not installed (the
+    pure path is used then)."""
     for name in (_LIBRARY_NAME, ctypes.util.find_library("decaf")):
         if not name:
             continue
@@ -69,16 +71,22 @@ def _load() -> ctypes.CDLL | None:
             library = ctypes.CDLL(name)
             library.decaf_255_point_decode.restype = ctypes.c_int
             library.decaf_255_scalar_decode.restype = ctypes.c_int
-            return library
-    return None
+            return library, name
+    return None, ""
 
 
-_LIB = _load()
+_LIB, _LOADED_NAME = _load()
 
 
 def available() -> bool:
     """Whether ``libdecaf`` is installed and loads."""
     return _LIB is not None
+
+
+def library_name() -> str:
+    """The name the library was loaded by (for :mod:`.msm`, which links against it); empty
+    where it is not installed."""
+    return _LOADED_NAME
 
 
 def _requested() -> bool:

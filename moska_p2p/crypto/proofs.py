@@ -2,8 +2,10 @@
 
 The proofs themselves are in :mod:`.dleq` (the pass-2 re-keying proof, Chaum-Pedersen) and
 :mod:`.shuffle_proof` (the pass-1 shuffle argument, Terelius-Wikström). Both are
-non-interactive through :class:`~.fiat_shamir.Transcript`, and both are sent in the compact
-form: challenges and responses only, from which the verifier recomputes every commitment.
+non-interactive through :class:`~.fiat_shamir.Transcript`. The shuffle argument is sent in the
+compact form (challenge and responses; the verifier recomputes every commitment), the
+re-keying proof in the batchable form (commitments and responses; the verifier recomputes the
+challenges), so that its equations can be checked as one (PROTOCOL.md §11.5).
 
 **Nonces.** A sigma protocol leaks its witness if a nonce is ever reused with two challenges,
 and a peer may have to rebuild a message after a restart. So nonces are not random but derived

@@ -80,9 +80,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from . import decaf
+from . import decaf, msm
 from .fiat_shamir import Transcript
 from .group import (
+    BASE,
+    GroupError,
     add,
     base_mul,
     hash_to_point,
@@ -338,7 +340,9 @@ def _commitments_decaf(
     through the accelerator (:mod:`.decaf`): each point decoded once, sums on decoded points,
     ``s*B + t*P`` in variable time (every scalar here is public), ``H_k`` from per-process
     tables, ``T_4``'s terms paired in double-scalar multiplications, and each chain point's two
-    multiples (by ``-c`` in ``T̂_k``, by ``s'_{k+1}`` in ``T̂_{k+1}``) from one table."""
+    multiples (by ``-c`` in ``T̂_k``, by ``s'_{k+1}`` in ``T̂_{k+1}``) from one table. With the
+    native sums (:mod:`.msm`), ``T_3`` and ``T_4`` are one multi-scalar sum each and every
+    ``T̂_k`` a three-term one, all in C: 52 cards in about 9 ms instead of 16."""
     size = len(xs)
     _, _, sum_h = generators(size)
     c, s1, s2, s3, sa = scalars[:5]
@@ -355,16 +359,27 @@ def _commitments_decaf(
     t2 = decaf.base_double_mul_vartime(
         s2, neg_c, decaf.sub(dchain[-1], h_tables[0].mul(_product(e)))
     )
-    t3 = decaf.base_mul(s3)
-    t4: decaf.Point | None = None
-    for k in range(size):
-        t3 = decaf.add(t3, h_tables[k + 1].mul(s_prime[k]))
-        t3 = decaf.add(t3, decaf.mul(scalar_mul(neg_c, e[k]), du[k]))
-        term = decaf.double_mul(
-            s_prime[k], decaf.decode(ys[k]), scalar_mul(neg_sa, e[k]), decaf.decode(xs[k])
-        )
-        t4 = term if t4 is None else decaf.add(t4, term)
-    assert t4 is not None
+    if msm.available():
+        t3, t4 = _long_sums_native(xs, ys, u, e, c, s3, sa, s_prime)
+        t_hat = msm.chain_commitments(generators(size)[0], chain, s_hat, s_prime, c)
+        if t_hat is None:
+            raise GroupError("a chain point of the shuffle argument is not valid")
+    else:
+        t3, t4 = _long_sums_decaf(xs, ys, du, e, neg_c, s3, neg_sa, s_prime, h_tables)
+        t_hat = _chain_decaf(dchain, neg_c, s_prime, s_hat, h_tables)
+    t5 = decaf.base_double_mul_vartime(sa, neg_c, decaf.decode(a_point))
+    return [decaf.encode(t1), decaf.encode(t2), t3, t4, decaf.encode(t5)], t_hat
+
+
+def _chain_decaf(
+    dchain: Sequence[decaf.Point],
+    neg_c: bytes,
+    s_prime: Sequence[bytes],
+    s_hat: Sequence[bytes],
+    h_tables: Sequence[decaf.Table],
+) -> list[bytes]:
+    """The chain commitments through libdecaf's calls, where the native sum is not built."""
+    size = len(dchain)
     # T̂_k = ŝ_k*B + s'_k*Ĉ_{k-1} - c*Ĉ_k: Ĉ_k's two multiples come from one dual multiplication.
     t_hat: list[bytes] = []
     previous_multiple = h_tables[0].mul(s_prime[0])  # s'_1 * Ĉ_0, with Ĉ_0 = H_0
@@ -376,5 +391,55 @@ def _commitments_decaf(
         point = decaf.add(decaf.add(decaf.base_mul(s_hat[k]), previous_multiple), minus_c_chain)
         t_hat.append(decaf.encode(point))
         previous_multiple = next_multiple
-    t5 = decaf.base_double_mul_vartime(sa, neg_c, decaf.decode(a_point))
-    return [decaf.encode(t) for t in (t1, t2, t3, t4, t5)], t_hat
+    return t_hat
+
+
+def _long_sums_native(
+    xs: Sequence[bytes],
+    ys: Sequence[bytes],
+    u: Sequence[bytes],
+    e: Sequence[bytes],
+    c: bytes,
+    s3: bytes,
+    sa: bytes,
+    s_prime: Sequence[bytes],
+) -> tuple[bytes, bytes]:
+    """``T_3 = s_3*B + Σ s'_k*H_k - Σ (c e_j)*u_j`` and ``T_4 = Σ s'_k*Y_k - Σ (s_a e_j)*X_j``,
+    each one native multi-scalar sum of ``2N (+1)`` products (:mod:`.msm`, about 1.7 ms for 52
+    cards where ``2N`` single multiplications cost 5 to 7). Every point was validated by the
+    caller; a ``None`` from the sum would mean otherwise, and is an error."""
+    size = len(xs)
+    _, hs, _ = generators(size)
+    minus_u = bytes(size + 1) + b"\x01" * size
+    t3 = msm.combination([BASE, *hs, *u], [s3, *s_prime, *(scalar_mul(c, ej) for ej in e)], minus_u)
+    minus_x = bytes(size) + b"\x01" * size
+    t4 = msm.combination([*ys, *xs], [*s_prime, *(scalar_mul(sa, ej) for ej in e)], minus_x)
+    if t3 is None or t4 is None:
+        raise GroupError("a point of the shuffle argument is not valid")
+    return t3, t4
+
+
+def _long_sums_decaf(
+    xs: Sequence[bytes],
+    ys: Sequence[bytes],
+    du: Sequence[decaf.Point],
+    e: Sequence[bytes],
+    neg_c: bytes,
+    s3: bytes,
+    neg_sa: bytes,
+    s_prime: Sequence[bytes],
+    h_tables: Sequence[decaf.Table],
+) -> tuple[bytes, bytes]:
+    """``T_3`` and ``T_4`` through libdecaf's single and double multiplications, where the
+    native sum is not built."""
+    t3 = decaf.base_mul(s3)
+    t4: decaf.Point | None = None
+    for k in range(len(xs)):
+        t3 = decaf.add(t3, h_tables[k + 1].mul(s_prime[k]))
+        t3 = decaf.add(t3, decaf.mul(scalar_mul(neg_c, e[k]), du[k]))
+        term = decaf.double_mul(
+            s_prime[k], decaf.decode(ys[k]), scalar_mul(neg_sa, e[k]), decaf.decode(xs[k])
+        )
+        t4 = term if t4 is None else decaf.add(t4, term)
+    assert t4 is not None
+    return decaf.encode(t3), decaf.encode(t4)

@@ -32,9 +32,9 @@ RESULT, LEAVE, VERDICT, WAIT = "result", "leave", "verdict", "wait"
 MAX_EVIDENCE = 4  # signed frames a verdict message carries
 MAX_EVIDENCE_FRAME = 12 * 1024  # four fit in a verdict (frames.py caps it at 64 KiB)
 # Proof sizes (PROTOCOL.md, "Proofs"): the shuffle argument is 4N+5 32-byte items, the
-# re-keying proof a (challenge, response) pair per position.
+# re-keying proof two commitments and a response per position.
 SHUFFLE_PROOF_ITEMS = 4
-REKEY_PROOF_ITEMS = 2
+REKEY_PROOF_ITEMS = 3
 
 
 class MessageError(FrameError):

@@ -149,7 +149,7 @@ def test_every_single_item_corruption_gives_the_same_verdict() -> None:
         verdict = _both(
             lambda bad=bad: mp.verify_pass2(ctx2, out1, out2, a_point, keys, bytes(bad))  # type: ignore[misc]
         )
-        assert verdict[0] == "DeckError" and verdict[2] == item // 2
+        assert verdict[0] == "DeckError" and verdict[2] == item // 3
     for j in range(size):  # a wrong key point or output is named at its own position
         wrong_keys = list(keys)
         wrong_keys[j] = g.base_mul(_scalar())

@@ -154,7 +154,11 @@ def shuffle_layout(size: int) -> list[tuple[str, int, str]]:
 
 
 def rekey_layout(size: int) -> list[tuple[str, int, str]]:
-    return [item for j in range(size) for item in (("c", j, "scalar"), ("s", j, "scalar"))]
+    return [
+        item
+        for j in range(size)
+        for item in (("R", j, "point"), ("S", j, "point"), ("s", j, "scalar"))
+    ]
 
 
 def replace_item(proof: bytes, index: int, item: bytes) -> bytes:
@@ -609,7 +613,7 @@ def test_prove_shuffle_refuses_bad_arguments() -> None:
 @pytest.mark.parametrize("size", SIZES)
 def test_rekey_proof_verifies(size: int) -> None:
     case = rekey_case(size)
-    assert len(case.proof) == 64 * size
+    assert len(case.proof) == 96 * size
     verify_rekey(*case.statement(), case.proof)
     # With or without the prover's a (the fast path), the same bytes.
     fast = prove_rekey(*case.statement(), case.witnesses, case.nonce_seed, scalar=case.scalar)
@@ -628,14 +632,18 @@ def test_rekey_every_bit_flip_is_refused_at_its_position() -> None:
 
 def test_rekey_proof_length_and_scalars() -> None:
     case = rekey_case(3)
-    for proof in (case.proof[:-1], case.proof[:-64], case.proof + bytes(64), b""):
+    for proof in (case.proof[:-1], case.proof[:-96], case.proof + bytes(96), b""):
         assert refuse_rekey(case, proof=proof).position is None
-    for index in range(6):
+    for index in range(9):
         for value in (L, L + 1, 2**256 - 1):
             error = refuse_rekey(case, proof=replace_item(case.proof, index, scalar_bytes(value)))
-            assert error.position == index // 2
-    # A zero challenge is never a challenge.
-    assert refuse_rekey(case, proof=replace_item(case.proof, 2, bytes(32))).position == 1
+            assert error.position == index // 3
+    # A commitment is a valid point other than the identity (an honest one is never that).
+    for index in (3, 4):
+        for bad in (g.IDENTITY, NOT_CANONICAL_FIELD, top_bit_alias(case.proof[32 * index :][:32])):
+            error = refuse_rekey(case, proof=replace_item(case.proof, index, bad))
+            assert error.position == 1
+            assert "commitment" in str(error)
 
 
 def test_rekey_copy_attack_is_refused_at_the_target_position() -> None:
@@ -722,7 +730,7 @@ def test_rekey_refuses_another_context_a_swap_or_a_bad_point() -> None:
         deck_context(GAME_ID, 0, "shuffle1"),
     ):
         assert refuse_rekey(case, context=context).position == 0
-    swapped = case.proof[64:128] + case.proof[:64] + case.proof[128:]
+    swapped = case.proof[96:192] + case.proof[:96] + case.proof[192:]
     assert refuse_rekey(case, proof=swapped).position == 0
     outputs = list(case.outputs)
     outputs[1], outputs[2] = outputs[2], outputs[1]
@@ -740,7 +748,7 @@ def test_rekey_refuses_another_context_a_swap_or_a_bad_point() -> None:
 
 def test_rekey_names_the_first_failing_position() -> None:
     case = rekey_case(32)
-    proof = flip_bit(flip_bit(case.proof, 64 * 30 * 8 + 9), 64 * 7 * 8 + 9)
+    proof = flip_bit(flip_bit(case.proof, 96 * 30 * 8 + 9), 96 * 7 * 8 + 9)
     assert refuse_rekey(case, proof=proof).position == 7
 
 
@@ -809,9 +817,9 @@ def rekey_inputs(draw: st.DrawFn) -> tuple[list[bytes], list[bytes], bytes, list
         for honest in (case.inputs, case.outputs, case.key_points)
     ]
     scalar = draw(st.one_of(st.just(case.public_scalar), st.sampled_from(pool), st.binary()))
-    proof = b"".join(_items(draw, draw(st.sampled_from([4, 4, 3, 5, 0])), pool))
+    proof = b"".join(_items(draw, draw(st.sampled_from([6, 6, 5, 7, 0])), pool))
     if draw(st.booleans()):
-        proof = case.proof[:32] + proof[32:]  # a right first challenge: reach position 1
+        proof = case.proof[:96] + proof[96:]  # a right first position: reach position 1
     return lists[0], lists[1], scalar, lists[2], proof
 
 

@@ -201,7 +201,7 @@ def test_encode_frame_checks_its_arguments() -> None:
 def test_the_caps_per_kind() -> None:
     kib = 1024
     expected = {
-        "hello": 2 * kib, "seat": 256, "shuffle1": 16 * kib, "shuffle2": 8 * kib,
+        "hello": 2 * kib, "seat": 256, "shuffle1": 16 * kib, "shuffle2": 12 * kib,
         "keys": 4 * kib, "move": 4 * kib, "claim": 512, "disclose": 4 * kib, "result": 512,
         "leave": 512, "wait": 512, "verdict": MAX_PAYLOAD,
     }  # fmt: skip

@@ -187,20 +187,20 @@ def verify_rekey_from_spec(
     key_points: list[bytes],
     proof: bytes,
 ) -> bool:
-    """§11.2's verifier."""
+    """§11.2's verifier (position by position, the commitments sent)."""
     size = len(inputs)
-    if not valid_point(public) or len(proof) != 64 * size:
+    if not valid_point(public) or len(proof) != 96 * size:
         return False
     if len(outputs) != size or len(key_points) != size:
         return False
     for j in range(size):
-        c, s = num(proof[64 * j : 64 * j + 32]), num(proof[64 * j + 32 : 64 * j + 64])
-        if not 0 < c < L or s >= L:
+        r, s_point = proof[96 * j : 96 * j + 32], proof[96 * j + 32 : 96 * j + 64]
+        s = num(proof[96 * j + 64 : 96 * j + 96])
+        if s >= L:
             return False
-        if not all(valid_point(p) for p in (inputs[j], outputs[j], key_points[j])):
+        points = (inputs[j], outputs[j], key_points[j], r, s_point)
+        if not all(valid_point(p) for p in points):
             return False
-        r = psub(pmul(s, inputs[j]), pmul(c, outputs[j]))
-        s_point = psub(pmul(s, public), pmul(c, key_points[j]))
         fs = FS(b"moska-p2p/v2/rekey")
         fs.append(b"context", context)
         fs.append(b"position", be32(j))
@@ -210,7 +210,10 @@ def verify_rekey_from_spec(
         fs.append(b"key-point", key_points[j])
         fs.append(b"r", r)
         fs.append(b"s", s_point)
-        if fs.challenge(b"c") != c:
+        c = fs.challenge(b"c")
+        if psub(pmul(s, inputs[j]), pmul(c, outputs[j])) != r:
+            return False
+        if psub(pmul(s, public), pmul(c, key_points[j])) != s_point:
             return False
     return True
 
@@ -622,7 +625,7 @@ def test_pass2_and_its_rekeying_proof(entry: dict[str, Any]) -> None:
     assert mp.pass2(secrets, context, xs) == (ys, key_points, proof)
     inverse = num(secrets.scalar_inverse)
     assert ys == [pmul(inverse * num(k), x) for k, x in zip(secrets.keys, xs, strict=True)]
-    assert len(proof) == 64 * len(xs)
+    assert len(proof) == 96 * len(xs)
     assert verify_rekey_from_spec(context, xs, ys, public, key_points, proof)
     mp.verify_pass2(context, xs, ys, public, key_points, proof)
     # The copy attack: position 3 re-masked from the card at position 0 with its own key.
@@ -631,7 +634,7 @@ def test_pass2_and_its_rekeying_proof(entry: dict[str, Any]) -> None:
     other_key = list(key_points)
     other_key[1] = bmul(5)
     flipped = bytearray(proof)
-    flipped[64 * 2 + 40] ^= 1  # s_2
+    flipped[96 * 2 + 72] ^= 1  # s_2
     wrong = [
         (context, xs, copied, public, key_points, proof),
         (context, xs, ys, public, other_key, proof),
