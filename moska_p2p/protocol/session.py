@@ -526,11 +526,16 @@ class PeerSession:
         # Accept before applying, so that a message this peer sends while applying (its own
         # queued move, on resume) takes the next number.
         before = (peer.next_seq, peer.last_hash)
+        clocks = (self.last_progress, peer.heard_at)
         self._accept(peer, msg, frame)
         try:
             self._apply(peer, msg, frame)
         except Wait:
+            # Not applied: no progress, and nothing heard from its sender. Counting the try
+            # would let any frame that makes this peer try again (a queued sender's `wait`)
+            # hold off its timeout and its own `wait` (issue 24 item 3).
             peer.unaccept(msg.seq, before)
+            self.last_progress, peer.heard_at = clocks
             return False
         except Violation as violation:
             self._violation(violation)
