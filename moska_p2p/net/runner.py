@@ -103,6 +103,7 @@ class RunnerNode(SessionNode):
             )
             # What happened before the crash was printed then; frames go out through sync.
             outputs = [o for o in replayed if isinstance(o, v.Seated | v.Finished | v.Stopped)]
+        self._tell_paths()  # the links of a session's earlier game carry this one
         # The deck's checks and passes run in worker threads, not in this loop.
         self._deck_work = DeckWorker(self, session, self._nursery)
         if hasattr(session, "max_tick_gap"):

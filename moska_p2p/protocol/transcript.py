@@ -104,6 +104,14 @@ class Report:
     verdict_kind: str | None = None  # a stopped game: the observer's verdict's kind
     culprits: tuple[bytes, ...] = ()  # and the public keys it names
     conviction: bool = False  # whether it convicts them (False: its owner lost contact)
+    relayed: tuple[bytes, ...] = ()  # the owner's verdict: peers it reached through a relay
+
+    @property
+    def relayed_seats(self) -> list[int]:
+        """The seats the owner's verdict says it reached through a relay when it stopped
+        (§7.11): for those, its record of silence cannot tell the peer from the relay."""
+        where = {key: seat for seat, key in enumerate(self.seats)}
+        return sorted(where.get(k, -1) for k in self.relayed)
 
     @property
     def lost_contact(self) -> list[int]:
@@ -124,6 +132,7 @@ class Report:
             "moves": self.moves,
             "owner": self.owner,
             "verdict": self.verdict,
+            "relayed": self.relayed_seats,
         }
 
 
@@ -210,6 +219,7 @@ def verify_transcript(path: Path) -> Report:
             verdict_kind=stopped.kind,
             culprits=stopped.keys,
             conviction=stopped.conviction,
+            relayed=_owner_relayed(frames, owner),
             **place,
         )
     if fault is None and observer.stage != DONE:
@@ -261,6 +271,15 @@ def _owner_word(frames: Sequence[bytes], index: int, owner: bytes) -> bool | Non
     if answer == culprits:
         return True
     return False if answer == (msg.sender,) else None
+
+
+def _owner_relayed(frames: Sequence[bytes], owner: bytes) -> tuple[bytes, ...]:
+    """The ``relayed`` of the owner's verdict, the file's last frame (empty: none, or a
+    verdict signed before the field existed)."""
+    if not frames or not _is_owner_verdict(frames[-1], owner):
+        return ()
+    _, payload, _ = open_frame(frames[-1][4:])
+    return tuple(m.parse_payload(payload).body.get("relayed", ()))
 
 
 def _is_owner_verdict(frame: bytes, owner: bytes) -> bool:
