@@ -112,6 +112,11 @@ class Rejected:
     replay. Nobody can be blamed for it (anyone can send such bytes); the game goes on."""
 
     reason: str
+    corrupt: bool = False
+    """The bytes are no frame as its signer sent it (malformed, or a signature that does not
+    verify): an honest peer never sends such bytes, so the path that carried them is broken
+    (a relay that dropped, reordered or duplicated part of a byte stream) or tampered with.
+    A driver closes that link and dials again; the frames come back through ``sync``."""
 
 
 @dataclass(frozen=True)
