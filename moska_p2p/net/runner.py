@@ -324,7 +324,13 @@ class RunnerNode(SessionNode):
         try:
             known = KnownPeers.load(self.o.known_peers)
             for key in verdict.keys:
-                if key != self.me and known.remember_abort(key, verdict.kind, verdict.reason):
+                # A silence over a relay may be the relay's (§23): the record says so, so a
+                # host reading it can tell; it is kept all the same (else not listening would
+                # make aborting free), and a relay that can do this could keep the key from
+                # any table it carries anyway.
+                relayed = not verdict.conviction and key in verdict.relayed
+                kind = f"{verdict.kind}-via-relay" if relayed else verdict.kind
+                if key != self.me and known.remember_abort(key, kind, verdict.reason):
                     self.o.echo(
                         f"{self._label(key)} ended the table before the deal: recorded in"
                         f" {self.o.known_peers}"
