@@ -188,6 +188,15 @@ def _fp(key: bytes) -> str:
     return fingerprint_of(key)
 
 
+def _relayed_words(seats: list[int]) -> str:
+    """What the owner's verdict says of its paths (§23): silence over a relay cannot be told
+    from a relay holding frames back."""
+    if not seats:
+        return ""
+    where = ", ".join(f"seat {s}" for s in seats)
+    return f"; the owner reached {where} through a relay (a relay can hold frames back)"
+
+
 def verify(
     files: list[Path] = typer.Argument(
         ..., help="Transcripts written by peers, or folders of them (every *.moska in each)."
@@ -215,7 +224,8 @@ def verify(
             data = report.to_json()
             keys = ("valid", "game_id", "final_state_hash", "losers", "fault", "verdict")
             data["lost_contact"] = report.lost_contact  # seats named, never losers (§15.4)
-            typer.echo(json.dumps({k: data[k] for k in (*keys, "lost_contact")}))
+            # seats the owner reached through a relay when it stopped (§7.11, §23)
+            typer.echo(json.dumps({k: data[k] for k in (*keys, "lost_contact", "relayed")}))
         elif report.valid and report.verdict is not None:
             losers = ", ".join(f"seat {s}" for s in report.losers) or "nobody"
             contact = ", ".join(f"seat {s}" for s in report.lost_contact)
@@ -223,6 +233,7 @@ def verify(
                 f"valid: {file.name}: game {report.game_id} stopped after {report.moves} moves:"
                 f" {report.verdict}; "
                 + (f"lost contact with {contact}, nobody lost" if contact else f"forfeit: {losers}")
+                + _relayed_words(report.relayed_seats)
             )
         elif report.valid:
             losers = ", ".join(f"seat {s}" for s in report.losers) or "nobody (a draw)"

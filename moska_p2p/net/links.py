@@ -298,10 +298,7 @@ class LinkNode(RunnerNode):
             old.cancel()
         self.links[key] = link
         self.gone.discard(key)
-        if isinstance(fs.stream, VirtualStream):
-            self._relayed.add(key)
-        else:
-            self._relayed.discard(key)
+        self._path_is(key, isinstance(fs.stream, VirtualStream))
         self.stats.links += 1
         have = [[k, seq] for k, seq in session.sync_state().items()]
         link.send_net(SYNC, {"have": have})

@@ -9,6 +9,7 @@ the tally and the vote).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
@@ -47,6 +48,22 @@ TICK = 0.5
 MAX_TICK_GAP = 6 * TICK
 """A longer gap between two ticks is taken for a suspension of this peer (SIGSTOP, a laptop
 lid), not for anyone's silence (issue 11 item 7)."""
+
+SYNC_EVERY = 2.0
+"""Seconds between two ``sync`` messages a stuck peer sends on its live links (a quarter of
+the table's timeout when that is shorter): what one survivor lacks, another may hold."""
+
+
+def sync_interval(timeout: float) -> float:
+    """How often a stuck peer asks its links for what it lacks: well under the timeout, so a
+    frame that reached one peer and not another is forwarded long before anyone is named."""
+    return max(TICK, min(SYNC_EVERY, timeout / 4))
+
+
+class CorruptLink(HandshakeError):
+    """A link delivered bytes that are no frame as its signer sent it: the byte stream was
+    cut, reordered or duplicated on the way (a relay), or tampered with. The link is closed
+    and dialed again; ``sync`` brings back what was lost."""
 
 
 class RunnerNode(SessionNode):
@@ -103,6 +120,7 @@ class RunnerNode(SessionNode):
             )
             # What happened before the crash was printed then; frames go out through sync.
             outputs = [o for o in replayed if isinstance(o, v.Seated | v.Finished | v.Stopped)]
+        self._tell_paths()  # the links of a session's earlier game carry this one
         # The deck's checks and passes run in worker threads, not in this loop.
         self._deck_work = DeckWorker(self, session, self._nursery)
         if hasattr(session, "max_tick_gap"):
@@ -130,7 +148,11 @@ class RunnerNode(SessionNode):
             return
         self.stats.frames_in += 1
         self.stats.bytes_in += len(frame)
-        self._handle(session.receive(frame, trio.current_time()), (source, frame))
+        outputs = session.receive(frame, trio.current_time())
+        self._handle(outputs, (source, frame))
+        corrupt = next((o for o in outputs if isinstance(o, v.Rejected) and o.corrupt), None)
+        if corrupt is not None:
+            raise CorruptLink(f"the link carried bytes that are no signed frame ({corrupt.reason})")
 
     def on_net(self, link: Link, message: NetMessage) -> None:
         """A ``sync`` or ``bye`` on a game link."""
@@ -157,7 +179,10 @@ class RunnerNode(SessionNode):
                 have[key] = seq
             for frame in session.frames_after(have):
                 link.enqueue(frame)
-            if self.over.is_set():
+            # Done with the table: say so (a peer that reconnects after the end gets what it
+            # lacks, then the goodbye). Not while a session's next game may come: the link
+            # carries it, and a stuck peer's periodic sync must not end it.
+            if self.over.is_set() and not self._next_may_come():
                 link.finish(self._bye())
 
     def _handle(
@@ -201,9 +226,26 @@ class RunnerNode(SessionNode):
     async def _ticker(self) -> None:
         session = self.session
         assert session is not None
+        synced = -float("inf")
+        every = sync_interval(session.config.timeout)
         while not self.over.is_set() and self.session is session:
             await trio.sleep(TICK)
-            self._handle(session.tick(trio.current_time()))
+            now = trio.current_time()
+            self._handle(session.tick(now))
+            if self.over.is_set() or now - max(synced, session.last_progress) < every:
+                continue
+            if set(session.waiting_on()) - {self.me}:
+                synced = now
+                self._ask_links(session)
+
+    def _ask_links(self, session: PeerSession) -> None:
+        """Stuck waiting for others: send a ``sync`` on every live link, so each answers
+        with the frames this peer lacks, every sender's (a third party's frame that reached
+        one survivor and not this one comes back this way: PROTOCOL.md §23, issue 24 item
+        3). At most once per :func:`sync_interval`; an answer is only what is missing."""
+        have = [[key, seq] for key, seq in session.sync_state().items()]
+        for link in list(self.links.values()):
+            link.send_net(SYNC, {"have": have})
 
     def _leave(self, reason: str) -> None:
         session = self.session
@@ -282,7 +324,13 @@ class RunnerNode(SessionNode):
         try:
             known = KnownPeers.load(self.o.known_peers)
             for key in verdict.keys:
-                if key != self.me and known.remember_abort(key, verdict.kind, verdict.reason):
+                # A silence over a relay may be the relay's (§23): the record says so, so a
+                # host reading it can tell; it is kept all the same (else not listening would
+                # make aborting free), and a relay that can do this could keep the key from
+                # any table it carries anyway.
+                relayed = not verdict.conviction and key in verdict.relayed
+                kind = f"{verdict.kind}-via-relay" if relayed else verdict.kind
+                if key != self.me and known.remember_abort(key, kind, verdict.reason):
                     self.o.echo(
                         f"{self._label(key)} ended the table before the deal: recorded in"
                         f" {self.o.known_peers}"
@@ -318,7 +366,8 @@ class RunnerNode(SessionNode):
         self._begin(saved, None, {}, later=True)
         held, self._held = self._held, []
         for frame, source in held:
-            self.on_frame(frame, source)
+            with contextlib.suppress(CorruptLink):  # refused by the session: nothing to close
+                self.on_frame(frame, source)
 
     async def _shutdown(self, linger: float) -> None:
         self.closing.set()

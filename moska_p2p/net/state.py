@@ -202,17 +202,25 @@ class NodeState:
                 log.warning("cannot write the statistics to %s: %s", self.o.stats, error)
 
     def _path_note(self, verdict: v.Verdict) -> str:
-        """What a timeout verdict cannot tell apart (protocol §23): a culprit this peer
-        reached only through a relay may be honest, its frames held back by the relay."""
-        if verdict.kind != v.TIMEOUT:
-            return ""
-        relayed = [fingerprint_of(k) for k in verdict.keys if k in self._relayed]
-        if not relayed:
-            return ""
-        return (
-            f" (the link to {', '.join(relayed)} went through a relay: a relay that holds"
-            " frames back looks the same)"
-        )
+        """What a verdict of silence cannot tell apart (protocol §23): a culprit this peer
+        reached only through a relay may be honest, its frames held back by the relay. The
+        verdict says so itself, signed (its ``relayed``)."""
+        return v.relayed_note(verdict)
+
+    def _path_is(self, key: bytes, relayed: bool) -> None:
+        """The latest link to ``key`` goes through a relay (or not): the session is told,
+        so that a verdict it signs says which paths were relayed (§7.11)."""
+        if relayed:
+            self._relayed.add(key)
+        else:
+            self._relayed.discard(key)
+        self._tell_paths()
+
+    def _tell_paths(self) -> None:
+        session = self.session
+        if session is not None and hasattr(session, "set_relayed_paths"):
+            others = set(session.peers) - {session.me}
+            session.set_relayed_paths(self._relayed & others)
 
     def _result(self) -> Outcome:
         assert self.outcome is not None

@@ -30,9 +30,12 @@ Types:
             empty: "the address you reached me at"). Every entry is signed by its own key, so
             neither the host nor a relay can steer a peer's address. The later peer dials the
             earlier one.
-``sync``    on every new link, both ways: ``have``, the ``[key, seq]`` pairs of the sender's
+``sync``    on every new link, both ways, and on every live link every few seconds while the
+            sender's session waits for others (:func:`~.runner.sync_interval`): ``have``, the
+            ``[key, seq]`` pairs of the sender's
             :meth:`~moska_p2p.protocol.session.PeerSession.sync_state`; the other side answers
-            with the game frames the sender lacks.
+            with the game frames the sender lacks, every sender's (a frame that reached one
+            peer and not another comes back this way).
 ``bye``     the sender is done with this connection (the game ended or it left): do not redial.
 ``refuse``  the listener will not take this connection: ``reason`` (or, after the handshake,
             a joiner will not play the table its host started).

@@ -78,7 +78,9 @@ class Intake:
             kind, payload, signature = open_frame(body)
             msg = m.parse_payload(payload)
         except FrameError as error:
-            self.host._out.append(v.Rejected(f"malformed frame: {error}"))
+            # (A verdict's evidence is another matter: whoever signed the verdict chose it.)
+            corrupt = self.evidence_depth == 0
+            self.host._out.append(v.Rejected(f"malformed frame: {error}", corrupt=corrupt))
             return False
         if msg.hash in self.seen:
             return False  # a copy (relays make copies normal; a replay changes nothing)
@@ -87,7 +89,12 @@ class Intake:
             self.host._out.append(v.Rejected("a frame from a key that is not at this table"))
             return False
         if kind != msg.type or not verify(msg.sender, kind, payload, signature):
-            self.host._out.append(v.Rejected(f"a forged signature (claims seq {msg.seq})"))
+            self.host._out.append(
+                v.Rejected(
+                    f"a forged signature (claims seq {msg.seq})",
+                    corrupt=self.evidence_depth == 0,
+                )
+            )
             return False
         self.admit(msg, frame)
         return True

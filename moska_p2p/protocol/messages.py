@@ -105,16 +105,19 @@ def _keys_list(value: Any, what: str) -> list[tuple[int, bytes]]:
 
 
 def _check_body(kind: str, body: Mapping[str, Any]) -> None:
-    """Raise MessageError unless ``body`` has exactly the fields of ``kind``, well typed."""
+    """Raise MessageError unless ``body`` has exactly the fields of ``kind`` (those of
+    :data:`_OPTIONAL` may be absent), well typed."""
     expected = _FIELDS.get(kind)
     if expected is None:
         raise MessageError(f'unknown message type "{kind}"')
-    if set(body) != set(expected):
-        missing = sorted(set(expected) - set(body))
+    optional = _OPTIONAL.get(kind, frozenset())
+    if not set(expected) - optional <= set(body) <= set(expected):
+        missing = sorted(set(expected) - optional - set(body))
         extra = sorted(set(body) - set(expected))
         raise MessageError(f"{kind} body: missing {missing}, unexpected {extra}")
     for name, check in expected.items():
-        check(body[name], f"{kind}.{name}")
+        if name in body:
+            check(body[name], f"{kind}.{name}")
 
 
 def _points(value: Any, what: str) -> None:
@@ -152,6 +155,13 @@ def _roster(value: Any, what: str) -> None:
         _bytes(item, f"a key of {what}")
 
 
+def _relayed(value: Any, what: str) -> None:
+    """The keys of the peers whose link to the verdict's signer went through a relay."""
+    _roster(value, what)
+    if len(set(value)) != len(value):
+        raise MessageError(f"{what} names a key twice")
+
+
 def _losers(value: Any, what: str) -> None:
     for item in _list(value, what, 6):
         _int(item, f"a seat of {what}", 0, 5)
@@ -185,9 +195,13 @@ _FIELDS: dict[str, dict[str, _Check]] = {
         "culprits": _roster,
         "reason": lambda v, w: _str(v, w, 400),
         "evidence": _evidence,
+        "relayed": _relayed,
     },
 }
 MESSAGE_TYPES = tuple(_FIELDS)
+_OPTIONAL: dict[str, frozenset[str]] = {VERDICT: frozenset({"relayed"})}
+"""Fields a reader accepts without: a verdict signed before its ``relayed`` field existed
+(PROTOCOL.md §7.11) says nothing about its signer's paths. Every verdict made now has it."""
 
 
 def parse_payload(payload: bytes) -> Message:

@@ -31,8 +31,9 @@ remote data escapes :meth:`receive`; an exception is a bug of this peer (:class:
 
 from __future__ import annotations
 
+import dataclasses
 import secrets as system_random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..crypto import deck as mp
@@ -126,6 +127,9 @@ class PeerSession:
         silence it is about to apply (True: took it, False: refused it; None: judge by the
         rules). That hangs on the owner's clock, which a file cannot show (§17); a verdict
         of silence convicts nobody either way (§15.4)."""
+        self.relayed_paths: frozenset[bytes] = frozenset()
+        """The peers whose link to this one goes through a relay, as the driver last said
+        (:meth:`set_relayed_paths`): this peer's verdict says so, signed (§7.11, §23)."""
         self.max_tick_gap: float | None = None
         """Set by a driver that ticks regularly: a longer gap between two ticks means this
         peer was suspended, and the silence it did not watch is not held against anyone."""
@@ -321,6 +325,16 @@ class PeerSession:
             except Violation as violation:
                 self._violation(violation)
         return self._drain()
+
+    def set_relayed_paths(self, keys: Iterable[bytes]) -> None:
+        """The driver's word on the paths: ``keys`` are the peers whose link to this one
+        goes through a relay now (the others are direct, or down). The session never looks
+        outward for it; it only signs it into its verdict (``relayed``, §7.11), so that a
+        record of silence says whether a relay stood between the signer and the silent."""
+        relayed = frozenset(keys)
+        if not relayed <= set(self.roster) - {self.me}:
+            raise LocalError("a relayed path names a key that is not another player's")
+        self.relayed_paths = relayed
 
     def sync_state(self) -> dict[bytes, int]:
         """For each sender, the sequence number of the next message this peer lacks: what
@@ -526,11 +540,16 @@ class PeerSession:
         # Accept before applying, so that a message this peer sends while applying (its own
         # queued move, on resume) takes the next number.
         before = (peer.next_seq, peer.last_hash)
+        clocks = (self.last_progress, peer.heard_at)
         self._accept(peer, msg, frame)
         try:
             self._apply(peer, msg, frame)
         except Wait:
+            # Not applied: no progress, and nothing heard from its sender. Counting the try
+            # would let any frame that makes this peer try again (a queued sender's `wait`)
+            # hold off its timeout and its own `wait` (issue 24 item 3).
             peer.unaccept(msg.seq, before)
+            self.last_progress, peer.heard_at = clocks
             return False
         except Violation as violation:
             self._violation(violation)
@@ -559,6 +578,10 @@ class PeerSession:
         """Stop the game. Convicted culprits forfeit it (they are its losers); a peer this
         one only lost contact with is named but loses nothing (§15.4). This peer signs its
         verdict so the transcript ends with what it concluded and why."""
+        if not self.is_observer:
+            # What this peer can say of its paths when it stops (§23): signed below.
+            relayed = tuple(k for k in self.roster if k in self.relayed_paths)
+            verdict = dataclasses.replace(verdict, relayed=relayed)
         self.verdict = verdict
         self.play_phase.losers = (
             tuple(s for s in verdict.seats if s >= 0) if verdict.conviction else ()
@@ -575,6 +598,7 @@ class PeerSession:
                 "culprits": list(verdict.keys),
                 "reason": verdict.reason[:400],
                 "evidence": evidence[: m.MAX_EVIDENCE],
+                "relayed": list(verdict.relayed),
             }
             assert me is not None
             payload = m.encode_payload(

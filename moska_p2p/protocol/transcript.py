@@ -104,6 +104,14 @@ class Report:
     verdict_kind: str | None = None  # a stopped game: the observer's verdict's kind
     culprits: tuple[bytes, ...] = ()  # and the public keys it names
     conviction: bool = False  # whether it convicts them (False: its owner lost contact)
+    relayed: tuple[bytes, ...] = ()  # the owner's verdict: peers it reached through a relay
+
+    @property
+    def relayed_seats(self) -> list[int]:
+        """The seats the owner's verdict says it reached through a relay when it stopped
+        (§7.11): for those, its record of silence cannot tell the peer from the relay."""
+        where = {key: seat for seat, key in enumerate(self.seats)}
+        return sorted(where.get(k, -1) for k in self.relayed)
 
     @property
     def lost_contact(self) -> list[int]:
@@ -124,6 +132,7 @@ class Report:
             "moves": self.moves,
             "owner": self.owner,
             "verdict": self.verdict,
+            "relayed": self.relayed_seats,
         }
 
 
@@ -146,6 +155,8 @@ def verify_transcript(path: Path) -> Report:
             if problem:
                 fault = f"frame {stopped_at}: {stopped.describe()} ({problem})"
             break
+        if observer.stage == DONE and _take_trailing_wait(observer, frame):
+            continue  # applied by the owner with the last results, before it was done
         before = len(observer.transcript)
         observer.owner_word = _owner_word(frames, index, owner)
         try:
@@ -210,6 +221,7 @@ def verify_transcript(path: Path) -> Report:
             verdict_kind=stopped.kind,
             culprits=stopped.keys,
             conviction=stopped.conviction,
+            relayed=_owner_relayed(frames, owner),
             **place,
         )
     if fault is None and observer.stage != DONE:
@@ -218,11 +230,12 @@ def verify_transcript(path: Path) -> Report:
     if fault is None and owner_result_at < 0:
         fault = "the owner's signed result is missing"
     if fault is None and owner_result_at != len(frames) - 1 and owner_result_at >= 0:
-        # frames after the owner's result are the other peers' results only
+        # frames after the owner's result are the other peers' results only, and the waits
+        # of peers that waited for them (the owner's own among them)
         for frame in frames[owner_result_at + 1 :]:
             _, payload, _ = open_frame(frame[4:])
-            if m.parse_payload(payload).type != m.RESULT:
-                fault = "a frame after the owner's result is not a result"
+            if m.parse_payload(payload).type not in (m.RESULT, m.WAIT):
+                fault = "a frame after the owner's result is not a result (or a wait)"
                 break
     gid = observer.game_id.hex() if observer.game_id else None
     return Report(
@@ -261,6 +274,39 @@ def _owner_word(frames: Sequence[bytes], index: int, owner: bytes) -> bool | Non
     if answer == culprits:
         return True
     return False if answer == (msg.sender,) else None
+
+
+def _owner_relayed(frames: Sequence[bytes], owner: bytes) -> tuple[bytes, ...]:
+    """The ``relayed`` of the owner's verdict, the file's last frame (empty: none, or a
+    verdict signed before the field existed)."""
+    if not frames or not _is_owner_verdict(frames[-1], owner):
+        return ()
+    _, payload, _ = open_frame(frames[-1][4:])
+    return tuple(m.parse_payload(payload).body.get("relayed", ()))
+
+
+def _take_trailing_wait(observer: PeerSession, frame: bytes) -> bool:
+    """Take ``frame`` if it is a ``wait`` of the observer's game, signed by its sender, next
+    in that sender's order (whether it was): what a peer applies when it comes with the last
+    results, just before the game is done (a peer waiting for them says so, §7.10a), while an
+    observer replaying the file, done already, applies nothing more. A wait changes nothing."""
+    try:
+        kind, payload, signature = open_frame(frame[4:])
+        msg = m.parse_payload(payload)
+    except FrameError:
+        return False
+    peer = observer.peers.get(msg.sender)
+    if not (
+        msg.type == m.WAIT == kind
+        and peer is not None
+        and msg.game == observer.game_id
+        and msg.seq == peer.next_seq
+        and msg.prev == peer.last_hash
+        and verify(msg.sender, kind, payload, signature)
+    ):
+        return False
+    peer.accept(msg, frame)  # the sender's next one chains on it
+    return True
 
 
 def _is_owner_verdict(frame: bytes, owner: bytes) -> bool:

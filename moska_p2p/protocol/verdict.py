@@ -35,6 +35,11 @@ class Verdict:
     keys: tuple[bytes, ...]  # their public keys
     reason: str
     evidence: tuple[bytes, ...] = field(default=(), repr=False)  # signed frames
+    relayed: tuple[bytes, ...] = ()
+    """The peers whose link to the verdict's signer went through a relay when it stopped
+    (§7.11): what the signer cannot tell apart from their silence (§23). Informative: it
+    changes no conviction (a relay can only make a peer look silent, and silence convicts
+    nobody, §15.4)."""
 
     @property
     def conviction(self) -> bool:
@@ -64,6 +69,23 @@ class Verdict:
         return f"{self.kind}: {', '.join(who)}: {self.reason}{note}"
 
 
+def relayed_note(verdict: Verdict, keys: tuple[bytes, ...] | None = None) -> str:
+    """What a verdict of silence cannot tell apart (§23), in words: the culprits among
+    ``keys`` (the verdict's signed ``relayed`` by default) were reached through a relay, and
+    a relay that holds frames back looks the same as a silent peer. Empty for a conviction
+    (signed frames prove it, whatever carried them) and for direct paths."""
+    if verdict.conviction:
+        return ""
+    relayed = verdict.relayed if keys is None else keys
+    through = [fingerprint_of(k) for k in verdict.keys if k in relayed]
+    if not through:
+        return ""
+    return (
+        f" (the link to {', '.join(through)} went through a relay: a relay that holds"
+        " frames back looks the same)"
+    )
+
+
 def _verdict_kind(frame: bytes) -> str | None:
     """The kind of the verdict a frame carries (None: not a verdict message)."""
     try:
@@ -90,6 +112,11 @@ class Rejected:
     replay. Nobody can be blamed for it (anyone can send such bytes); the game goes on."""
 
     reason: str
+    corrupt: bool = False
+    """The bytes are no frame as its signer sent it (malformed, or a signature that does not
+    verify): an honest peer never sends such bytes, so the path that carried them is broken
+    (a relay that dropped, reordered or duplicated part of a byte stream) or tampered with.
+    A driver closes that link and dials again; the frames come back through ``sync``."""
 
 
 @dataclass(frozen=True)

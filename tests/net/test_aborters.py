@@ -83,6 +83,21 @@ def test_a_stop_before_the_deal_records_its_culprits_and_a_later_one_does_not(
     assert any("ended the table before the deal" in line for line in echo)
 
 
+def test_a_silence_before_the_deal_over_a_relay_is_recorded_as_such(tmp_path: Path) -> None:
+    """Issue 24 item 3: the verdict says the silent peer was reached through a relay, which
+    may have held its frames back (PROTOCOL.md §23): the record says so too, and a host that
+    refuses the key says why. It is kept all the same: not listening must not make an abort
+    free."""
+    known = tmp_path / "known_peers"
+    node = Node(_options(tmp_path, "me", [], known_peers=known))
+    aborter, other = Identity.generate().public_bytes, Identity.generate().public_bytes
+    verdict = v.Verdict(v.TIMEOUT, (-1, -1), (aborter, other), "did not answer", relayed=(aborter,))
+    node._record_aborters(verdict)
+    record = KnownPeers.load(known)
+    assert record.aborters == {aborter: "timeout-via-relay", other: v.TIMEOUT}
+    assert "before the deal (timeout-via-relay)" in record.refusal_of_aborter(aborter)
+
+
 @pytest.mark.trio
 async def test_the_host_refuses_a_recorded_aborter_unless_allowed(tmp_path: Path) -> None:
     known = tmp_path / "known_peers"

@@ -13,6 +13,7 @@ from protocol_harness import _msg, play_out, start, table
 from moska_p2p.protocol import messages as m
 from moska_p2p.protocol import verdict as v
 from moska_p2p.protocol.session import LIMBO_FRAMES, STOPPED, WINDOW
+from moska_p2p.protocol.simulate import Network
 
 
 def test_messages_beyond_the_window_are_a_violation() -> None:
@@ -117,3 +118,37 @@ def test_a_peer_named_for_its_silence_accepts_the_verdict() -> None:
     verdict = net.sessions[frozen].verdict
     assert verdict is not None and verdict.kind == v.TIMEOUT
     assert verdict.keys == (net.sessions[frozen].me,)
+
+
+def test_a_message_that_waits_is_not_progress() -> None:
+    """Issue 24 item 3: a peer lacks seat 0's shuffle pass (a relay dropped it on that one
+    link) and holds seat 1's, which waits for it. Seat 1's frames keep coming (its ``wait``
+    messages, queued behind the pass): each made the session try the pass again, and the try
+    counted as progress, so the stuck peer never said it was stuck (its own ``wait``) and
+    never timed out, while seat 1 timed out on it. A message that waits is not applied: it
+    moves neither the peer's clock nor its sender's."""
+    box: list[Network] = []
+
+    def drop_pass_to_seat_2(source: int, target: int, frame: bytes) -> list[bytes]:
+        sessions = box[0].sessions
+        seats = sessions[source].my_seat, sessions[target].my_seat
+        return [] if seats == (0, 2) and _msg(frame).type == m.SHUFFLE1 else [frame]
+
+    net = table("moska", 3, seed=26, timeout=8.0, tamper=drop_pass_to_seat_2)
+    box.append(net)
+    start(net)
+    stuck = next(s for s in net.sessions if s.my_seat == 2)
+    seat1 = next(s for s in net.sessions if s.my_seat == 1)
+    assert stuck.waiting_on() == [stuck.seats[0]]
+    since, heard = stuck.last_progress, stuck.peers[seat1.me].heard_at
+    sent_wait = False
+    for now in (3.0, 5.0, 7.0):
+        for out in seat1.tick(now):  # seat 1 waits for seat 2's pass: it says so
+            if isinstance(out, v.Send):
+                stuck.receive(out.frame, now)
+        for out in stuck.tick(now):
+            sent_wait |= isinstance(out, v.Send) and _msg(out.frame).type == m.WAIT
+    assert stuck.last_progress == since and stuck.peers[seat1.me].heard_at == heard
+    assert sent_wait  # it said it was stuck, so a peer holding the pass can send it
+    stuck.tick(since + 8.5)
+    assert stuck.verdict is not None and stuck.verdict.keys == (stuck.seats[0],)

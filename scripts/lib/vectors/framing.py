@@ -221,6 +221,21 @@ def invalid_frames() -> list[dict[str, Any]]:
             "message",
             "longer than 40",
         ),
+        (
+            "verdict relayed naming a key twice",
+            body(
+                "verdict",
+                {
+                    "kind": "timeout",
+                    "culprits": [],
+                    "reason": "",
+                    "evidence": [],
+                    "relayed": [bytes(32)] * 2,
+                },
+            ),
+            "message",
+            "names a key twice",
+        ),
     ]
     for name, data, where, error in cases:  # each fails where and as recorded
         try:
@@ -282,10 +297,14 @@ def framing_vectors(durak: Table, disclosing: Table) -> dict[str, Any]:
             "culprits": [durak.peers[2].me],
             "reason": "did not answer within 30 s",
             "evidence": [],
+            "relayed": [durak.peers[2].me],
         },
         seq=message(chosen[m.LEAVE]).seq,
     )
-    notes[m.VERDICT] = "crafted: what peer 1 would sign, in place of the leave, naming peer 2"
+    notes[m.VERDICT] = (
+        "crafted: what peer 1 would sign, in place of the leave, naming peer 2, which it"
+        " reached through a relay (relayed)"
+    )
     chosen[m.WAIT] = leaver.craft(m.WAIT, {}, seq=message(chosen[m.LEAVE]).seq)
     notes[m.WAIT] = "crafted: what peer 1 would sign, in place of the leave, if it were stuck"
     raw_example = Identity.from_seed(bytes(32))
