@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the wire protocol's test vectors in ``protocol/vectors/`` (protocol version 2).
+"""Generate the wire protocol's test vectors in ``protocol/vectors/`` (protocol version 3).
 
 Everything is deterministic: identities come from fixed seeds (``Identity.from_seed``), every
 peer's nonce, seat secret and deck seed from its per-game secret ``SHA-256(f"{seed}/{index}")``

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..engine import make_rules
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 DEFAULT_TIMEOUT = 30.0
 MAX_OPTIONS = 32
 MAX_OPTION_TEXT = 40

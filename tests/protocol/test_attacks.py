@@ -33,13 +33,19 @@ from moska_p2p.protocol.simulate import Network
 
 
 def assert_no_leak(net: Network, honest: list[int]) -> None:
+    """An honest peer knows no card in another hand but those the game showed: in play, or
+    in a D3 claim (a claim shows the claimer's lowest trump, recorded as shown only when its
+    round ends, so a game stopped mid-round has it in ``claims`` alone)."""
     for i in honest:
-        g = net.sessions[i].game
+        session = net.sessions[i]
+        g = session.game
         if g is None:
             continue
         for seat in range(g.n):
-            if seat != net.sessions[i].my_seat:
-                assert g.hands[seat] == g.shown[seat]
+            if seat != session.my_seat:
+                claim = session.claims.get(seat)
+                claimed = 1 << claim[1] if claim is not None else 0
+                assert g.hands[seat] & ~claimed == g.shown[seat] & ~claimed
 
 
 def assert_verdict(net: Network, cheater: int, kind: str) -> list[int]:
