@@ -157,7 +157,9 @@ class RunnerNode(SessionNode):
                 have[key] = seq
             for frame in session.frames_after(have):
                 link.enqueue(frame)
-            if self.over.is_set():
+            if self.over.is_set() and not self._next_may_come():
+                # done for good; between two games of a session the link stays up for the
+                # vote and the next game (a peer restarted then reconnects exactly so)
                 link.finish(self._bye())
 
     def _handle(
@@ -240,6 +242,8 @@ class RunnerNode(SessionNode):
                 outcome = await self._end_session(outcome)
                 break
             self._next_game()
+        if self.saved is not None:
+            self.saved.discard()  # the session is over: no vote left to come back to
         linger = 1.0 if outcome.finished is None else 5.0
         await self._shutdown(min(linger, self.saved.config.timeout if self.saved else linger))
         self._conclude(outcome)
@@ -247,7 +251,8 @@ class RunnerNode(SessionNode):
     async def _outcome(self) -> Outcome:
         session, saved, end = self.session, self.saved, self._end
         assert session is not None and saved is not None and end is not None
-        saved.discard()  # over: nothing left to resume
+        if not (isinstance(end, v.Finished) and self._next_may_come()):
+            saved.discard()  # over: nothing left to resume (else kept for the vote, .persist)
         names = {k: _printable(p.name or self._names.get(k, "")) for k, p in session.peers.items()}
         if isinstance(end, v.Stopped):
             self._record_aborters(end.verdict)
@@ -295,6 +300,7 @@ class RunnerNode(SessionNode):
         dealing (M24), the held frames of it fed in."""
         old, saved = self.session, self.saved
         assert old is not None and saved is not None and old.game_id is not None
+        old_saved = saved
         assert old.game is not None
         dealer = next_dealer(old.dealer, old.game.loser)
         config = saved.config.next_game(old.game_id, old.seats, dealer)
@@ -316,6 +322,7 @@ class RunnerNode(SessionNode):
         if self.o.fresh_player is not None:  # a person's table is drawn anew for each game
             self.o.player = self.o.fresh_player()
         self._begin(saved, None, {}, later=True)
+        old_saved.discard()  # the next game's state is saved: the finished one's goes
         held, self._held = self._held, []
         for frame, source in held:
             self.on_frame(frame, source)
