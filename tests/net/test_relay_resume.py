@@ -116,6 +116,7 @@ class RelaySession:
         self.folder = folder
         self.nets = nets
         self.timeout = timeout
+        self.host_relays = False  # the host runs the relay (--relay-for-others), and listens
         self.peers: list[Peer] = []
         self.relay: Peer | None = None
         self.identities = [folder / f"p{i}.pem" for i in range(PLAYERS)]
@@ -132,18 +133,22 @@ class RelaySession:
         return None if self.nets is None else self.nets.prefix(index)
 
     def start(self) -> None:
-        relay_bind = "127.0.0.1" if self.nets is None else "0.0.0.0"
-        prefix = None if self.nets is None else self.nets.prefix(-1)
-        self.relay = Peer("relay", ["relay", "--bind", relay_bind, "--port", "0", "-v"],
-                          self.folder, prefix=prefix)  # fmt: skip
-        port = int(self.relay.wait_for(RELAY_LINE).group(1))
-        relay_host = "127.0.0.1" if self.nets is None else Hub.RELAY
         common = ["--pace", "0.01", "-q", "-v", "--wait", "60"]
         host = [
             "host", "--preset", "durak", "--players", str(PLAYERS), "--games", str(GAMES),
-            "--relay", f"{relay_host}:{port}", "--timeout", str(self.timeout), "--no-announce",
-            "--bot", "greedy", *self._files(0), *self._where(0), *common,
+            "--timeout", str(self.timeout), "--no-announce", "--bot", "greedy", *self._files(0),
+            *common,
         ]  # fmt: skip
+        if self.host_relays:
+            host += ["--relay-for-others", "--bind", "127.0.0.1"]
+        else:
+            relay_bind = "127.0.0.1" if self.nets is None else "0.0.0.0"
+            prefix = None if self.nets is None else self.nets.prefix(-1)
+            self.relay = Peer("relay", ["relay", "--bind", relay_bind, "--port", "0", "-v"],
+                              self.folder, prefix=prefix)  # fmt: skip
+            port = int(self.relay.wait_for(RELAY_LINE).group(1))
+            relay_host = "127.0.0.1" if self.nets is None else Hub.RELAY
+            host += ["--relay", f"{relay_host}:{port}", *self._where(0)]
         self.peers.append(Peer("p0", host, self.folder, prefix=self._prefix(0)))
         invite = self.peers[0].wait_for(INVITE_LINE).group(1)
         for i in range(1, PLAYERS):
@@ -233,20 +238,32 @@ def _restarted_in_game_2(table: RelaySession, seat: int) -> None:
     assert codes == [0] * PLAYERS, table.output()
     resumed = rf"resumed the game saved in \S*p{seat}-g2\.moska"
     assert re.search(resumed, victim.out), table.output()
-    assert "listening on" not in victim.out or table.nets is not None, victim.out
+    if table.nets is None and not table.host_relays:
+        assert "listening on" not in victim.out, victim.out
     table.check_records()
 
 
-@pytest.mark.parametrize("seat", [2, 0], ids=["joiner", "host"])
+@pytest.mark.parametrize(
+    ("seat", "host_relays"),
+    [(2, False), (0, False), (0, True)],
+    ids=["joiner", "host", "host-that-relays"],
+)
 def test_a_peer_without_a_port_killed_in_game_2_comes_back_through_the_relay(
-    relay_session: RelaySession, seat: int
+    relay_session: RelaySession, seat: int, host_relays: bool
 ) -> None:
     """The done-when of issue 24: four peers that cannot accept connections play a 3-game
     session through a relay; one killed -9 in game 2 and started again with the very same
     command registers at the relay again (its old registration replaced), is redialed
-    through it, finishes game 2 and plays game 3; all four sign the session."""
+    through it, finishes game 2 and plays game 3; all four sign the session.
+
+    ``host-that-relays``: the host runs the relay (``--relay-for-others``) for three joiners
+    without a port; killed, it takes every link down with it. Started again, it runs the
+    relay on the same port, the joiners register there again, and the session goes on."""
+    relay_session.host_relays = host_relays
     relay_session.start()
     _restarted_in_game_2(relay_session, seat)
+    if host_relays:
+        assert "relaying for the others on 127.0.0.1:" in relay_session.peers[0].out
 
 
 @pytest.mark.parametrize(
@@ -299,6 +316,39 @@ def test_a_peer_killed_between_games_1_and_2_comes_back_to_the_vote(
     assert not list(table.folder.glob("*.resume")), "a finished session leaves no saved state"
     if others == "went-on":  # it asked for what it missed as game 2 began, not 10 s later
         assert _waits(table.game_file(seat, 2)) == 0, table.output()
+
+
+def test_a_joiner_back_without_its_saved_game_is_refused_then_resumes_with_it(
+    relay_session: RelaySession,
+) -> None:
+    """``join INVITE`` again with the same key but not its saved game (another
+    ``--transcript``) would play the seat with a fresh secret, so sign other frames under
+    numbers it has used: the host refuses it, saying why, before it is seated. The very same
+    command then resumes the seat and the session ends as if nothing had happened."""
+    table = relay_session
+    table.timeout = 30  # two restarts within it on a loaded machine
+    table.start()
+    seat, victim = 2, table.peers[2]
+    victim.wait_for(re.compile(r"^seats: ", re.M), 90)
+    path = table.game_file(seat, 1)
+    deadline = time.monotonic() + 30
+    while (not path.exists() or path.stat().st_size < 56_000) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert "result:" not in victim.out, "the game ended before the test could act"
+    victim.kill()
+    command = victim.args
+    mine = str(table.folder / f"p{seat}.moska")
+    elsewhere = str(table.folder / "elsewhere" / f"p{seat}.moska")
+    victim.args = [elsewhere if arg == mine else arg for arg in command]
+    victim.start()
+    assert victim.finish(60) == 1, victim.out + victim.err
+    assert "this seat has played already" in victim.out + victim.err, victim.out + victim.err
+    victim.args = command
+    victim.start()
+    codes = table.finish(180)
+    assert codes == [0] * PLAYERS, table.output()
+    assert re.search(rf"resumed the game saved in \S*p{seat}-g1\.moska", victim.out), victim.out
+    table.check_records()
 
 
 def _waits(transcript: Path) -> int:
