@@ -343,6 +343,8 @@ class Node(LobbyNode):
                 link.send_net(SYNC, {"have": have})
 
     def _route(self) -> Route:
+        """How this peer reaches its table now: whether it listens, the relay it dials and
+        its room there (the lobby's, kept for every game), the relay it runs for the others."""
         client = self.relay_client
         if client is None:
             return Route(listen=self.o.listen)

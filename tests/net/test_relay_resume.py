@@ -18,11 +18,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from net_harness import ROOT, Peer
+from net_harness import ROOT, Peer, Table
 
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.net.persist import Route, SavedGame, load_saved
@@ -177,26 +177,29 @@ class RelaySession:
         return "\n".join(f"--- {p.name}\n{p.out}\n{p.err}" for p in everyone)
 
     def check_records(self) -> None:
-        """Every peer played the 3 games and signed the session with all 4; each folder
-        verifies alone, and all together."""
-        for peer in self.peers:
-            assert ALL_SIGNED in peer.out, self.output()
-        folders = [self._own_folder(i) for i in range(PLAYERS)]
-        for folder in folders:
-            checked = _verify(folder)
-            assert checked.returncode == 0, checked.stdout + checked.stderr
-        together = _verify(*folders)
-        assert together.returncode == 0, together.stdout + together.stderr
-        assert f"result signed by {PLAYERS} of {PLAYERS} players" in together.stdout
+        _check_session(self.peers, self.folder, self.output())
 
-    def _own_folder(self, index: int) -> Path:
-        mine = self.folder / f"own{index}"
+
+def _check_session(peers: list[Peer], folder: Path, output: str) -> None:
+    """Every peer played the 3 games and signed the session with all 4; each one's folder
+    verifies alone, and all together."""
+    for peer in peers:
+        assert ALL_SIGNED in peer.out, output
+    folders = []
+    for index in range(len(peers)):
+        mine = folder / f"own{index}"
         mine.mkdir()
-        files = list(self.folder.glob(f"p{index}-*.moska"))
+        files = list(folder.glob(f"p{index}-*.moska"))
         assert len(files) == GAMES + 1, files  # the games and the session file
         for path in files:
             shutil.copy(path, mine / path.name)
-        return mine
+        folders.append(mine)
+    for mine in folders:
+        checked = _verify(mine)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+    together = _verify(*folders)
+    assert together.returncode == 0, together.stdout + together.stderr
+    assert f"result signed by {PLAYERS} of {PLAYERS} players" in together.stdout
 
 
 def _verify(*folders: Path) -> subprocess.CompletedProcess[str]:
@@ -285,8 +288,14 @@ def test_a_peer_killed_between_games_1_and_2_comes_back_to_the_vote(
     table = relay_session
     table.timeout = 40  # a quarter of it: what a peer stuck at a game's start waits to ask
     table.start()
-    victim = table.peers[seat]
-    rest = [p for p in table.peers if p is not victim]
+    _killed_between_games_1_and_2(table.peers, seat, table.folder, others, table.output)
+
+
+def _killed_between_games_1_and_2(
+    peers: list[Peer], seat: int, folder: Path, others: str, output: Callable[[], str]
+) -> None:
+    victim = peers[seat]
+    rest = [p for p in peers if p is not victim]
     victim.wait_for(re.compile(r"^result: ", re.M), 120)
     for peer in rest:  # none of them can vote now: game 2 cannot start without them
         peer.kill(signal.SIGSTOP)
@@ -305,17 +314,28 @@ def test_a_peer_killed_between_games_1_and_2_comes_back_to_the_vote(
             peer.wait_for(r"game 2 of 3: seat \d deals", 60)
         victim.kill()
     assert "game 2 of" not in victim.out, "the victim started game 2 before the test stopped it"
-    assert (table.folder / f"p{seat}-g1.moska.resume").exists()
-    assert not (table.folder / f"p{seat}-g2.moska.resume").exists()
+    assert (folder / f"p{seat}-g1.moska.resume").exists()
+    assert not (folder / f"p{seat}-g2.moska.resume").exists()
     victim.start()
-    codes = table.finish(180)
-    assert codes == [0] * PLAYERS, table.output()
+    deadline = time.monotonic() + 180
+    codes = [p.finish(max(0.1, deadline - time.monotonic())) for p in peers]
+    assert codes == [0] * PLAYERS, output()
     assert re.search(rf"resumed the game saved in \S*p{seat}-g1\.moska", victim.out), victim.out
     assert "game 2 of 3" in victim.out and "game 3 of 3" in victim.out, victim.out
-    table.check_records()
-    assert not list(table.folder.glob("*.resume")), "a finished session leaves no saved state"
+    _check_session(peers, folder, output())
+    assert not list(folder.glob("*.resume")), "a finished session leaves no saved state"
     if others == "went-on":  # it asked for what it missed as game 2 began, not 10 s later
-        assert _waits(table.game_file(seat, 2)) == 0, table.output()
+        assert _waits(folder / f"p{seat}-g2.moska") == 0, output()
+
+
+def test_a_peer_killed_between_games_on_the_lan_comes_back_too(
+    make_table: Callable[..., Table],
+) -> None:
+    """The same on a LAN, without a relay: the joiner listens again on its port, the others
+    redial it there."""
+    table = make_table("durak", PLAYERS, host_args=["--games", str(GAMES)], timeout=40,
+                       pace=0.01)  # fmt: skip
+    _killed_between_games_1_and_2(table.peers, 2, table.folder, "went-on", table.output)
 
 
 def test_a_joiner_back_without_its_saved_game_is_refused_then_resumes_with_it(
