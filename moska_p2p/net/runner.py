@@ -220,10 +220,13 @@ class RunnerNode(SessionNode):
         politely."""
         while True:
             await self.over.wait()
-            # Strangers are of no use now; their descriptors may be needed to check the
-            # transcript.
-            self._admission.shed(len(self._admission.pending))
-            self._admission.total = self._admission.configured = min(self._admission.total, 2)
+            if not self._next_may_come():
+                # Strangers are of no use now; their descriptors may be needed to check the
+                # transcript. (Between games they may be players coming back after a restart.)
+                self._admission.shed(len(self._admission.pending))
+                self._admission.total = self._admission.configured = min(
+                    self._admission.total, 2
+                )
             with trio.move_on_after(5.0):  # the player's last words first (a person's table)
                 await self.o.player.closed()
             outcome = await self._outcome()
@@ -239,11 +242,12 @@ class RunnerNode(SessionNode):
                 break
             go_on = await self._between_games(outcome)
             if not go_on:
+                saved.discard()  # the session ends: no vote left to come back to
                 outcome = await self._end_session(outcome)
                 break
             self._next_game()
         if self.saved is not None:
-            self.saved.discard()  # the session is over: no vote left to come back to
+            self.saved.discard()  # whatever ended the session, nothing is left to resume
         linger = 1.0 if outcome.finished is None else 5.0
         await self._shutdown(min(linger, self.saved.config.timeout if self.saved else linger))
         self._conclude(outcome)
