@@ -638,7 +638,10 @@ def test_raising_the_cap_after_authentication_applies_to_the_next_frame(
     | st.builds(
         lambda fields: _pack({"moska-resume": 1, **fields}),
         st.dictionaries(
-            st.sampled_from(["secret", "me", "name", "config", "roster", "host_address"]),
+            st.sampled_from(
+                ["secret", "me", "name", "config", "roster", "host_address", "listen", "relay",
+                 "room", "relay_port"]
+            ),
             _field_values | st.lists(st.dictionaries(st.text(max_size=5), _values), max_size=3),
         ),
     )

@@ -302,8 +302,14 @@ class LinkNode(RunnerNode):
         self.stats.links += 1
         have = [[k, seq] for k, seq in session.sync_state().items()]
         link.send_net(SYNC, {"have": have})
-        if self._my_vote is not None:  # a link that was down between games: our answer
-            link.send_net(NEXT, self._my_vote)
+        vote = self._my_vote
+        saved = self.saved
+        if vote is None and saved is not None and saved.config.game > 1:
+            # we play game k of a session, so we said yes to it: a peer restarted between
+            # games k-1 and k asks again (its vote on k-1 is all it can resume to)
+            vote = {"game": saved.config.game - 1, "go": True}
+        if vote is not None:  # a link that was down between games: our answer
+            link.send_net(NEXT, vote)
         if self._my_result is not None:
             link.enqueue(self._my_result)
         log.info("connected to %s", self._label(key))

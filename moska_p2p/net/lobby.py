@@ -260,7 +260,14 @@ class LobbyNode(LinkNode):
         lobby = self._lobby
         assert lobby is not None
         if lobby.roster is not None:
-            return "" if any(e.key == key for e in lobby.roster) else "the game has started"
+            if not any(e.key == key for e in lobby.roster):
+                return "the game has started"
+            if self._has_played(key):  # a fresh secret would sign other frames: equivocation
+                return (
+                    "this seat has played already: start it again with its saved game (the"
+                    " same command: the same --identity and --transcript), not as a new join"
+                )
+            return ""  # a joiner that lost the start
         if lobby.full.is_set():  # the host gave up the lobby (_close_lobby): it seats no one
             return lobby.error or "the table is closing"
         if key == self.me:
@@ -289,6 +296,17 @@ class LobbyNode(LinkNode):
                     " host to forget the old key"
                 )
         return ""
+
+    def _has_played(self, key: bytes) -> bool:
+        """Whether the seat ``key`` has sent a frame of the game (or the session is past its
+        first game): a ``join`` with that key now is a restart without its saved game."""
+        saved, session = self.saved, self.session
+        if saved is None or session is None:
+            return False
+        if saved.config.game > 1:
+            return True
+        peer = session.peers.get(key)
+        return peer is not None and (peer.next_seq > 0 or bool(peer.inbox))
 
     async def _left_before_start(self, fs: FrameStream) -> bool:
         """Wait for the table to fill; True if the joiner hung up (or spoke) meanwhile."""

@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 import trio
 
@@ -79,7 +80,7 @@ from ..protocol.config import ConfigError, TableConfig, lobby_id
 from ..protocol.frames import FrameError
 from .invite import Invite
 from .known import KnownPeersError
-from .persist import SavedGame, SaveError, read_frames
+from .persist import Route, SavedGame, SaveError, read_frames
 from .port import GamePort, Player
 from .relay import RelayServer
 from .relay_client import RELAYED_HOST, RelayClient
@@ -97,6 +98,7 @@ from .state import (
 )
 from .watch_host import WatchHostNode
 from .wire import (
+    SYNC,
     FrameStream,
     HandshakeError,
 )
@@ -121,6 +123,9 @@ class Node(WatchHostNode):
     Use one of :meth:`host`, :meth:`join` or :meth:`resume` once; each returns the
     :class:`Outcome` (also kept in :attr:`outcome`).
     """
+
+    _relay_served: int | None = None  # the port of the relay this host runs for the others
+    _resumed_between: bool = False  # resumed in a game already over: the next one resyncs
 
     # ------------------------------------------------------------------ entry points
 
@@ -259,6 +264,7 @@ class Node(WatchHostNode):
                 return False
             here = self._direct_addresses()
             relay = (here[0][0] if here else "127.0.0.1", server.port)
+            self._relay_served = server.port
             local = self.o.bind if self.o.bind not in ("0.0.0.0", "", "::") else "127.0.0.1"
             dial = (local, server.port)
             self.o.echo(f"relaying for the others on {self.o.bind}:{server.port}")
@@ -286,25 +292,66 @@ class Node(WatchHostNode):
         *,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> Outcome:
-        """Rebuild the session of a game this peer was playing when it stopped, listen where
-        it listened, reconnect, catch up and play it out."""
+        """Rebuild the session of a game this peer was playing when it stopped, reach the
+        table the way it did (listen where it listened; register at its relay, in its room,
+        and run it again if it ran one for the others), reconnect, catch up and play it
+        out."""
         try:
             frames = read_frames(saved.transcript, self.me)
         except SaveError as error:
             self._conclude(Outcome(EXIT_FAILED, f"cannot resume: {error}"))
             return self._result()
-        listeners = await self._listen(saved.roster[saved.me].port)
+        route = saved.route
+        self.o.listen = route.listen  # the roster says how the others reach us: as then
+        listeners = await self._listen(saved.roster[saved.me].port) if route.listen else []
         if listeners is None:
             return self._result()
+        if not route.listen:
+            self.port = saved.roster[saved.me].port
         task_status.started(self.port)
 
         async def body() -> None:
+            if route.room is not None and (route.relay or route.relay_port is not None):
+                self.o.relay = route.relay if route.relay_port is None else None
+                self.o.relay_for_others = route.relay_port
+                if not await self._start_relay(route.room):
+                    return
             self._resumed = True
             self.o.transcript = self._session_base(saved)  # a session's other files' names
             self._begin(saved, frames, {})
+            self._resumed_between = self.over.is_set()
             await self._play_out()
 
         return await self._run(listeners, body)
+
+    def _begin(
+        self,
+        saved: SavedGame,
+        frames: list[bytes] | None,
+        first: dict[int, FrameStream],
+        *,
+        later: bool = False,
+    ) -> None:
+        """Every game's saved state records how this peer reaches the table (its route), so
+        that a restart reaches it the same way (:meth:`resume`)."""
+        super()._begin(replace(saved, route=self._route()), frames, first, later=later)
+        session = self.session
+        if later and self._resumed_between and session is not None:
+            # Restarted between two games: the others may have started this one while we
+            # were down, and their first frames of it went nowhere. Ask for them.
+            self._resumed_between = False
+            have = [[k, seq] for k, seq in session.sync_state().items()]
+            for link in self.links.values():
+                link.send_net(SYNC, {"have": have})
+
+    def _route(self) -> Route:
+        """How this peer reaches its table now: whether it listens, the relay it dials and
+        its room there (the lobby's, kept for every game), the relay it runs for the others."""
+        client = self.relay_client
+        if client is None:
+            return Route(listen=self.o.listen)
+        relay = (client.host, client.port)
+        return Route(self.o.listen, relay, client.room, self._relay_served)
 
     async def _run(
         self, listeners: list[trio.SocketListener], body: Callable[[], Awaitable[None]]

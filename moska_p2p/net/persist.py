@@ -10,13 +10,21 @@ Two files per game, side by side:
                        number, which the others would rightly call equivocation.
 ``GAME.moska.resume``  the per-game secret that every random choice of the session derives from
                        (``drbg``), the table settings, the roster with addresses, this peer's
-                       index and name, and how it reached the host. Mode 0600 from its
-                       creation: the secret decides this peer's hidden cards until the audit.
+                       index and name, how it reached the host, and how it reached the table
+                       (:class:`Route`: whether it listened, the relay and the room it was
+                       registered in). Mode 0600 from its creation: the secret decides this
+                       peer's hidden cards until the audit.
 
 Running the same ``moska host``/``moska join`` command again finds the ``.resume`` file,
-rebuilds the session with :meth:`PeerSession.resume` and rejoins the mesh. The file is
-removed when the game ends (finished, stopped or left); a file older than twice the table's
-timeout belongs to a game the others have already abandoned.
+rebuilds the session with :meth:`PeerSession.resume` and rejoins the mesh the way it had
+(its port, or the relay only). The file is removed when the game ends (finished, stopped or
+left), except a game of a session that finished with a next game to come: that one stays
+until the next game starts or the session ends, so a peer that crashes between two games
+comes back to the vote on the next one. A file older than twice the table's timeout belongs to
+a game the others have already abandoned.
+
+The route's fields came later than the file: a file without them is a peer that listened and
+had no relay, which is what every such file was.
 """
 
 from __future__ import annotations
@@ -90,6 +98,51 @@ def _newest(paths: Iterable[Path]) -> Path | None:
 
 
 @dataclass(frozen=True)
+class Route:
+    """How a peer reached its table, so that a restart reaches it the same way: a peer that
+    did not listen (``--no-listen``) must not try to, and must register at the same relay in
+    the same room (the first game's: a session's later games keep the room of the lobby)."""
+
+    listen: bool = True
+    relay: tuple[str, int] | None = None  # the relay this peer dialed
+    room: bytes | None = None  # its room there
+    relay_port: int | None = None  # the host ran the relay for the others on this port
+
+    def to_wire(self) -> dict[str, object]:
+        return {
+            "listen": self.listen,
+            "relay": list(self.relay) if self.relay else None,
+            "room": self.room,
+            "relay_port": self.relay_port,
+        }
+
+    @classmethod
+    def from_wire(cls, data: dict[str, object]) -> Route:
+        """The route in a saved game's fields (absent fields: a peer that listened)."""
+        listen = data.get("listen", True)
+        relay, room, port = data.get("relay"), data.get("room"), data.get("relay_port")
+        if not isinstance(listen, bool):
+            raise SaveError("bad listen flag")
+        if room is not None and not (isinstance(room, bytes) and 0 < len(room) <= 32):
+            raise SaveError("bad relay room")
+        if port is not None and not (type(port) is int and 0 < port < 65536):
+            raise SaveError("bad relay port")
+        return cls(listen, _address(relay), room, port)
+
+
+def _address(value: object) -> tuple[str, int] | None:
+    """A saved ``[host, port]`` (or None)."""
+    if value is None:
+        return None
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        raise SaveError("bad address")
+    host, port = value
+    if not isinstance(host, str) or type(port) is not int or not 0 <= port < 65536:
+        raise SaveError("bad address")
+    return host, port
+
+
+@dataclass(frozen=True)
 class SavedGame:
     """Everything a restarted peer needs besides its identity and its transcript."""
 
@@ -100,6 +153,7 @@ class SavedGame:
     me: int
     name: str
     host_address: tuple[str, int] | None  # how a joiner reached the host; None on the host
+    route: Route = Route()  # how this peer reached the table (set by the node, see Route)
 
     @property
     def state_path(self) -> Path:
@@ -125,6 +179,7 @@ class SavedGame:
                 "me": self.me,
                 "name": self.name,
                 "host_address": list(self.host_address) if self.host_address else None,
+                **self.route.to_wire(),
             }
         )
         write_private(self.state_path, data)
@@ -163,12 +218,13 @@ def load_saved(path: Path) -> SavedGame:
         if address is not None:
             host, port = address
             host_address = (str(host), int(port))
+        route = Route.from_wire(data)
         transcript = path.with_name(path.name.removesuffix(RESUME_SUFFIX))
     except (KeyError, TypeError, ValueError, ConfigError, FrameError) as error:
         if isinstance(error, SaveError):
             raise SaveError(f"{path}: {error}") from None
         raise SaveError(f"{path}: {type(error).__name__}: {error}") from None
-    return SavedGame(transcript, secret, config, roster, me, name, host_address)
+    return SavedGame(transcript, secret, config, roster, me, name, host_address, route)
 
 
 def write_private(path: Path, data: bytes) -> None:

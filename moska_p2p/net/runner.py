@@ -260,10 +260,13 @@ class RunnerNode(SessionNode):
         politely."""
         while True:
             await self.over.wait()
-            # Strangers are of no use now; their descriptors may be needed to check the
-            # transcript.
-            self._admission.shed(len(self._admission.pending))
-            self._admission.total = self._admission.configured = min(self._admission.total, 2)
+            if not self._next_may_come():
+                # Strangers are of no use now; their descriptors may be needed to check the
+                # transcript. (Between games they may be players coming back after a restart.)
+                self._admission.shed(len(self._admission.pending))
+                self._admission.total = self._admission.configured = min(
+                    self._admission.total, 2
+                )
             with trio.move_on_after(5.0):  # the player's last words first (a person's table)
                 await self.o.player.closed()
             outcome = await self._outcome()
@@ -279,9 +282,12 @@ class RunnerNode(SessionNode):
                 break
             go_on = await self._between_games(outcome)
             if not go_on:
+                saved.discard()  # the session ends: no vote left to come back to
                 outcome = await self._end_session(outcome)
                 break
             self._next_game()
+        if self.saved is not None:
+            self.saved.discard()  # whatever ended the session, nothing is left to resume
         linger = 1.0 if outcome.finished is None else 5.0
         await self._shutdown(min(linger, self.saved.config.timeout if self.saved else linger))
         self._conclude(outcome)
@@ -289,7 +295,8 @@ class RunnerNode(SessionNode):
     async def _outcome(self) -> Outcome:
         session, saved, end = self.session, self.saved, self._end
         assert session is not None and saved is not None and end is not None
-        saved.discard()  # over: nothing left to resume
+        if not (isinstance(end, v.Finished) and self._next_may_come()):
+            saved.discard()  # over: nothing left to resume (else kept for the vote, .persist)
         names = {k: _printable(p.name or self._names.get(k, "")) for k, p in session.peers.items()}
         if isinstance(end, v.Stopped):
             self._record_aborters(end.verdict)
@@ -343,6 +350,7 @@ class RunnerNode(SessionNode):
         dealing (M24), the held frames of it fed in."""
         old, saved = self.session, self.saved
         assert old is not None and saved is not None and old.game_id is not None
+        old_saved = saved
         assert old.game is not None
         dealer = next_dealer(old.dealer, old.game.loser)
         config = saved.config.next_game(old.game_id, old.seats, dealer)
@@ -364,6 +372,7 @@ class RunnerNode(SessionNode):
         if self.o.fresh_player is not None:  # a person's table is drawn anew for each game
             self.o.player = self.o.fresh_player()
         self._begin(saved, None, {}, later=True)
+        old_saved.discard()  # the next game's state is saved: the finished one's goes
         held, self._held = self._held, []
         for frame, source in held:
             with contextlib.suppress(CorruptLink):  # refused by the session: nothing to close
