@@ -183,7 +183,10 @@ class TableConfig:
         if not isinstance(nonce, bytes) or type(version) is not int:
             raise ConfigError("nonce must be bytes and version an integer")
         if version != PROTOCOL_VERSION:
-            raise ConfigError(f"protocol version {version} is not {PROTOCOL_VERSION}")
+            raise ConfigError(
+                f"protocol version {version}, and this moska speaks version {PROTOCOL_VERSION}:"
+                " it comes from another release of moska-p2p (every seat needs the same one)"
+            )
         session: dict[str, Any] = {}
         if "session" in data:
             place = data["session"]
