@@ -71,8 +71,28 @@ def _show_version(value: bool) -> None:
     if value:
         from importlib.metadata import version
 
+        from ..crypto.msm import describe
+
         typer.echo(f"moska-p2p {version('moska-p2p')}")
+        typer.echo(f"proof arithmetic: {describe()[0]}")
         raise typer.Exit()
+
+
+def _warn_of_a_missing_accelerator() -> None:
+    """One ``warning:`` line on stderr when ``MOSKA_P2P_ACCEL`` asks for what this process
+    cannot give: the game is the same without it (same bytes, same verdicts), only slower,
+    so it is no error; but a person who set it should not have to guess why a deal is slow.
+    Costs nothing when the variable is not set."""
+    import os
+    import sys
+
+    if not os.environ.get("MOSKA_P2P_ACCEL", "").strip():
+        return
+    from ..crypto.msm import describe
+
+    text, as_asked = describe()
+    if not as_asked:
+        print(f"warning: proof arithmetic: {text}", file=sys.stderr)
 
 
 @app.callback()
@@ -273,6 +293,7 @@ def main() -> None:
             raise SystemExit(EXIT_USAGE) from None
         if loaded.color is False:
             os.environ.setdefault("NO_COLOR", "1")
+        _warn_of_a_missing_accelerator()
         command.main(args=sys.argv[1:], default_map=defaults, obj=loaded)
     except BaseException as error:
         if is_interrupt(error):  # a Ctrl-C, also one trio wrapped in an exception group

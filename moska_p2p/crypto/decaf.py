@@ -48,6 +48,7 @@ __all__ = [
     "encode",
     "library_name",
     "mul",
+    "requested_name",
     "sub",
     "use",
 ]
@@ -90,7 +91,13 @@ def library_name() -> str:
 
 
 def _requested() -> bool:
-    return os.environ.get(ENVIRONMENT_VARIABLE, "").strip().lower() == "decaf"
+    return requested_name() == "decaf"
+
+
+def requested_name() -> str:
+    """What ``MOSKA_P2P_ACCEL`` asks for, folded to lower case (empty when it is not set):
+    the command line tells a person when that is something this library cannot give."""
+    return os.environ.get(ENVIRONMENT_VARIABLE, "").strip().lower()
 
 
 _active = available() and _requested()

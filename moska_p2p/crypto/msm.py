@@ -39,6 +39,7 @@ __all__ = [
     "available",
     "chain_commitments",
     "combination",
+    "describe",
     "reference_combination",
     "unavailable_reason",
 ]
@@ -135,6 +136,37 @@ def unavailable_reason() -> str:
 def active() -> bool:
     """Whether verifiers batch now: with the libdecaf accelerator on and this built."""
     return decaf.active() and available()
+
+
+def describe() -> tuple[str, bool]:
+    """What the proofs' arithmetic runs on in this process, in words, and whether that is
+    what ``MOSKA_P2P_ACCEL`` asked for (``False`` when it asks for something this process
+    cannot give: a person who set it expects the speed and should hear why it is not there).
+    Asking builds the native sum if the accelerator is on (once, cached)."""
+    asked = decaf.requested_name()
+    if not asked:
+        return (
+            "libsodium (the reference path; MOSKA_P2P_ACCEL=decaf turns on the optional"
+            " libdecaf accelerator)",
+            True,
+        )
+    if asked != "decaf":
+        return (
+            f"libsodium: {decaf.ENVIRONMENT_VARIABLE}={asked} names no accelerator"
+            " (the one there is: decaf)",
+            False,
+        )
+    if not decaf.available():
+        return (
+            f"libsodium: {decaf.ENVIRONMENT_VARIABLE}=decaf is set, but libdecaf.so.0 is not"
+            " installed (apt-get install libdecaf0)",
+            False,
+        )
+    if not decaf.active():
+        return "libsodium (the accelerator is turned off in this process)", True
+    if not available():
+        return f"libdecaf, without batch verification: {unavailable_reason()}", False
+    return "libdecaf, with batch verification (the native multi-scalar sum, msm.c)", True
 
 
 def combination(

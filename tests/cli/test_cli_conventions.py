@@ -42,6 +42,7 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     env["XDG_DATA_HOME"] = str(home / ".local" / "share")
     env.pop("MOSKA_CONFIG", None)
     env.pop("MOSKA_DEBUG", None)
+    env.pop("MOSKA_P2P_ACCEL", None)
     env.update(extra)
     return env
 
@@ -79,7 +80,14 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(folder / ".config"))
     monkeypatch.setenv("COLUMNS", "80")
     monkeypatch.setenv("NO_COLOR", "1")  # main() may set it from a config: put back after
-    for name in ("MOSKA_CONFIG", "MOSKA_DEBUG", "_MOSKA_COMPLETE", "COMP_WORDS", "COMP_CWORD"):
+    for name in (
+        "MOSKA_CONFIG",
+        "MOSKA_DEBUG",
+        "MOSKA_P2P_ACCEL",
+        "_MOSKA_COMPLETE",
+        "COMP_WORDS",
+        "COMP_CWORD",
+    ):
         monkeypatch.delenv(name, raising=False)
     yield folder
 
@@ -131,9 +139,26 @@ def test_version_prints_the_installed_package_version(
 ) -> None:
     done = _moska("--version", home=home)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"moska-p2p {version('moska-p2p')}\n"
+    first, arithmetic = done.stdout.splitlines()
+    assert first == f"moska-p2p {version('moska-p2p')}"
+    assert arithmetic.startswith("proof arithmetic: libsodium (the reference path;")
+    assert done.stderr == ""
     short = _main(monkeypatch, "-V")
     assert (short.code, short.out) == (0, done.stdout)
+
+
+def test_an_accelerator_that_cannot_be_had_is_said_once_and_the_command_still_runs(
+    home: Path,
+) -> None:
+    """MOSKA_P2P_ACCEL naming something unknown: the command runs on libsodium (same bytes,
+    same verdicts) and says so on stderr, rather than leaving a slow deal unexplained."""
+    done = _moska("presets", home=home, MOSKA_P2P_ACCEL="fast")
+    assert done.returncode == 0, done.stderr
+    assert "moska" in done.stdout
+    assert done.stderr.count("warning:") == 1
+    assert "MOSKA_P2P_ACCEL=fast names no accelerator (the one there is: decaf)" in done.stderr
+    quiet = _moska("presets", home=home)
+    assert quiet.stderr == ""
 
 
 LEAKS = re.compile(r"<(int|float|str|bool|path|list|text|tuple)\b|range>|<=x|x>=|x<=|\{\w+\}")
