@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -227,23 +227,31 @@ class NodeState:
         return self.outcome
 
     def _seat_name(self, seat: int) -> str:
-        session = self.session
-        assert session is not None
-        key = session.seats[seat]
-        return _printable(session.peers[key].name or self._names.get(key, ""))
+        assert self.session is not None
+        return seat_name(self.session, self._names, seat)
 
     def _seat_label(self, seat: int) -> str:
-        """``seat 2 (alice, 3F9A-11C2)``"""
-        session = self.session
-        assert session is not None
-        key = session.seats[seat]
-        return f"seat {seat} ({self._seat_name(seat)}, {fingerprint_of(key)})"
+        assert self.session is not None
+        return seat_label(self.session, self._names, seat)
 
     def _label(self, key: bytes) -> str:
         session = self.session
         if session is not None and key in session.seat_of:
             return self._seat_label(session.seat_of[key])
         return f"{_printable(self._names.get(key, 'a peer'))} ({fingerprint_of(key)})"
+
+
+def seat_name(session: PeerSession, names: Mapping[bytes, str], seat: int) -> str:
+    """The name seat ``seat`` goes by, safe to print: the one its player gave in its hello,
+    else the one ``names`` (the roster's) has for its key."""
+    key = session.seats[seat]
+    return _printable(session.peers[key].name or names.get(key, ""))
+
+
+def seat_label(session: PeerSession, names: Mapping[bytes, str], seat: int) -> str:
+    """``seat 2 (alice, 3F9A-11C2)``: how a player's or a spectator's output names a seat."""
+    key = session.seats[seat]
+    return f"seat {seat} ({seat_name(session, names, seat)}, {fingerprint_of(key)})"
 
 
 def _reason(error: BaseException) -> str:

@@ -38,7 +38,16 @@ from .invite import Invite
 from .lobby import check_roster
 from .persist import TranscriptFile
 from .relay_client import RelayClient, RelayUnreachable, VirtualStream
-from .state import EXIT_FAILED, EXIT_OK, Outcome, _printable, _reason, host_port
+from .state import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Outcome,
+    _printable,
+    _reason,
+    host_port,
+    seat_label,
+    seat_name,
+)
 from .watch_proto import HOST, WATCHER, check_watch_proof, watch_id, watch_proof
 from .wire import (
     BYE,
@@ -400,13 +409,11 @@ class Watcher:
     def _seat_names(self) -> list[str]:
         observer = self.observer
         assert observer is not None
-        return [_printable(observer.peers[k].name or self.names.get(k, "")) for k in observer.seats]
+        return [seat_name(observer, self.names, seat) for seat in range(len(observer.seats))]
 
     def _label(self, seat: int) -> str:
-        observer = self.observer
-        assert observer is not None
-        key = observer.seats[seat]
-        return f"seat {seat} ({self._seat_names()[seat]}, {fingerprint_of(key)})"
+        assert self.observer is not None
+        return seat_label(self.observer, self.names, seat)
 
     def _signer(self, frame: bytes) -> str:
         """Whose a frame is: signed by a player (named), or only claiming to be (a changed

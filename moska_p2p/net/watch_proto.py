@@ -17,84 +17,27 @@ tag), so nothing said to a spectator can be replayed into a game link.
 
 from __future__ import annotations
 
-import hashlib
-
-from ..crypto.identity import Identity, verify
+from .wire import ProofOfKey
 
 WATCH_AUTH = "net/watch-auth"
 """Signature kind of a spectator's or a host's proof of key on a spectator's connection."""
 WATCH_ID_TAG = b"moska-p2p/watch-id\n"
 WATCHER, HOST = b"watcher", b"host"
 
-
-def _parts(*parts: bytes) -> bytes:
-    for part in parts:
-        if not isinstance(part, bytes) or len(part) != 32:
-            raise ValueError("a spectator's handshake is made of 32-byte parts")
-    return b"".join(parts)
-
-
-def watch_transcript(
-    table: bytes,
-    watcher: bytes,
-    host: bytes,
-    watcher_nonce: bytes,
-    host_nonce: bytes,
-    role: bytes,
-) -> bytes:
-    """What a proof on a spectator's connection signs (fixed-size parts, then the role)."""
-    if role not in (WATCHER, HOST):
-        raise ValueError(f"a spectator's handshake role is watcher or host, got {role!r}")
-    return _parts(table, watcher, host, watcher_nonce, host_nonce) + role
-
-
-def watch_proof(
-    identity: Identity,
-    table: bytes,
-    watcher: bytes,
-    host: bytes,
-    watcher_nonce: bytes,
-    host_nonce: bytes,
-    role: bytes,
-) -> bytes:
-    """``identity``'s proof (kind ``net/watch-auth``) for the ``role`` side."""
-    transcript = watch_transcript(table, watcher, host, watcher_nonce, host_nonce, role)
-    return identity.sign(WATCH_AUTH, transcript)
-
-
-def check_watch_proof(
-    proof: bytes,
-    table: bytes,
-    watcher: bytes,
-    host: bytes,
-    watcher_nonce: bytes,
-    host_nonce: bytes,
-    role: bytes,
-) -> bool:
-    """Whether ``proof`` is the ``role`` side's proof for exactly this connection; never
-    raises."""
-    try:
-        transcript = watch_transcript(table, watcher, host, watcher_nonce, host_nonce, role)
-    except (ValueError, TypeError):
-        return False
-    signer = watcher if role == WATCHER else host
-    return verify(signer, WATCH_AUTH, transcript, proof)
-
-
-def watch_id(
-    table: bytes, watcher: bytes, host: bytes, watcher_nonce: bytes, host_nonce: bytes
-) -> bytes:
-    """The id the host's messages on this connection are signed over (see the module
-    docstring)."""
-    return hashlib.sha256(
-        WATCH_ID_TAG + _parts(table, watcher, host, watcher_nonce, host_nonce)
-    ).digest()
+WATCH_HANDSHAKE = ProofOfKey(WATCH_AUTH, WATCH_ID_TAG, (WATCHER, HOST), "spectator's handshake")
+"""The proof of key and the id of a game link's handshake (:class:`~.wire.ProofOfKey`) with
+a spectator's own kind, tag and roles: the spectator is the dialer, the host the listener."""
+watch_transcript = WATCH_HANDSHAKE.transcript
+watch_proof = WATCH_HANDSHAKE.proof
+check_watch_proof = WATCH_HANDSHAKE.check
+watch_id = WATCH_HANDSHAKE.connection_id
 
 
 __all__ = [
     "HOST",
     "WATCHER",
     "WATCH_AUTH",
+    "WATCH_HANDSHAKE",
     "WATCH_ID_TAG",
     "check_watch_proof",
     "watch_id",

@@ -249,71 +249,104 @@ class Entry:
         return verify(self.key, ADDRESS, data, self.sig)
 
 
-def _link_parts(*parts: bytes) -> bytes:
-    for part in parts:
-        if not isinstance(part, bytes) or len(part) != 32:
-            raise ValueError("a link transcript is made of 32-byte parts")
-    return b"".join(parts)
+@dataclass(frozen=True)
+class ProofOfKey:
+    """A connection kind's mutual proof of key: each side signs, as :attr:`kind`, the
+    transcript ``table || dialer key || listener key || dialer nonce || listener nonce ||
+    role`` (every part but the last has a fixed size: no ambiguity), and the connection's id,
+    which the messages after the handshake are signed over, is SHA-256 of :attr:`id_tag` and
+    the same parts without the role. A game link (:data:`LINK_HANDSHAKE`) and a spectator's
+    connection (:mod:`.watch_proto`) are two of these, with their own kind, tag and role
+    names, so that nothing proved or signed on one kind of connection passes on the other:
+    the logic is one, the domains are not."""
+
+    kind: str
+    id_tag: bytes
+    roles: tuple[bytes, bytes]
+    """The dialer's role, then the listener's."""
+    name: str
+    """What an error calls this kind of connection's handshake."""
+
+    def _parts(self, *parts: bytes) -> bytes:
+        for part in parts:
+            if not isinstance(part, bytes) or len(part) != 32:
+                raise ValueError(f"a {self.name} transcript is made of 32-byte parts")
+        return b"".join(parts)
+
+    def connection_id(
+        self,
+        table: bytes,
+        dialer: bytes,
+        listener: bytes,
+        dialer_nonce: bytes,
+        listener_nonce: bytes,
+    ) -> bytes:
+        """The id every message after the handshake is signed over: what both ends of one
+        connection know once the handshake is done, and what no other connection repeats
+        (each end's nonce is fresh)."""
+        parts = self._parts(table, dialer, listener, dialer_nonce, listener_nonce)
+        return hashlib.sha256(self.id_tag + parts).digest()
+
+    def transcript(
+        self,
+        table: bytes,
+        dialer: bytes,
+        listener: bytes,
+        dialer_nonce: bytes,
+        listener_nonce: bytes,
+        role: bytes,
+    ) -> bytes:
+        """What a proof of key signs (see the class docstring)."""
+        parts = self._parts(table, dialer, listener, dialer_nonce, listener_nonce)
+        if role not in self.roles:
+            first, second = (r.decode() for r in self.roles)
+            raise ValueError(f"a {self.name} role is {first} or {second}, got {role!r}")
+        return parts + role
+
+    def proof(
+        self,
+        identity: Identity,
+        table: bytes,
+        dialer: bytes,
+        listener: bytes,
+        dialer_nonce: bytes,
+        listener_nonce: bytes,
+        role: bytes,
+    ) -> bytes:
+        """``identity``'s proof of key (a signature of kind :attr:`kind` over
+        :meth:`transcript`) for the ``role`` side."""
+        transcript = self.transcript(table, dialer, listener, dialer_nonce, listener_nonce, role)
+        return identity.sign(self.kind, transcript)
+
+    def check(
+        self,
+        proof: bytes,
+        table: bytes,
+        dialer: bytes,
+        listener: bytes,
+        dialer_nonce: bytes,
+        listener_nonce: bytes,
+        role: bytes,
+    ) -> bool:
+        """Whether ``proof`` is the ``role`` side's proof of key (the dialer's or the
+        listener's, whose key is in the transcript) for exactly this connection; never
+        raises."""
+        try:
+            transcript = self.transcript(
+                table, dialer, listener, dialer_nonce, listener_nonce, role
+            )
+        except (ValueError, TypeError):
+            return False
+        signer = dialer if role == self.roles[0] else listener
+        return verify(signer, self.kind, transcript, proof)
 
 
-def link_id(
-    table: bytes, dialer: bytes, listener: bytes, dialer_nonce: bytes, listener_nonce: bytes
-) -> bytes:
-    """The id every link message after the handshake is signed over: SHA-256 of
-    :data:`LINK_ID_TAG` and ``table || dialer key || listener key || dialer nonce || listener
-    nonce``, what both ends of one connection know once the handshake is done, and what no
-    other connection repeats (each end's nonce is fresh)."""
-    parts = _link_parts(table, dialer, listener, dialer_nonce, listener_nonce)
-    return hashlib.sha256(LINK_ID_TAG + parts).digest()
-
-
-def link_transcript(
-    table: bytes,
-    dialer: bytes,
-    listener: bytes,
-    dialer_nonce: bytes,
-    listener_nonce: bytes,
-    role: bytes,
-) -> bytes:
-    """What a link proof signs: ``table || dialer key || listener key || dialer nonce ||
-    listener nonce || role`` (every part but the last has a fixed size: no ambiguity)."""
-    parts = _link_parts(table, dialer, listener, dialer_nonce, listener_nonce)
-    if role not in (DIALER, LISTENER):
-        raise ValueError(f"a link role is dialer or listener, got {role!r}")
-    return parts + role
-
-
-def link_proof(
-    identity: Identity,
-    table: bytes,
-    dialer: bytes,
-    listener: bytes,
-    dialer_nonce: bytes,
-    listener_nonce: bytes,
-    role: bytes,
-) -> bytes:
-    """``identity``'s signature (kind ``net/link-auth``) over :func:`link_transcript`."""
-    transcript = link_transcript(table, dialer, listener, dialer_nonce, listener_nonce, role)
-    return identity.sign(LINK_AUTH, transcript)
-
-
-def check_link_proof(
-    proof: bytes,
-    table: bytes,
-    dialer: bytes,
-    listener: bytes,
-    dialer_nonce: bytes,
-    listener_nonce: bytes,
-    role: bytes,
-) -> bool:
-    """Whether ``proof`` is the ``role`` side's proof of key (the dialer's or the listener's,
-    whose key is in the transcript) for exactly this connection; never raises."""
-    try:
-        transcript = link_transcript(table, dialer, listener, dialer_nonce, listener_nonce, role)
-    except (ValueError, TypeError):
-        return False
-    signer = dialer if role == DIALER else listener
-    return verify(signer, LINK_AUTH, transcript, proof)
+LINK_HANDSHAKE = ProofOfKey(LINK_AUTH, LINK_ID_TAG, (DIALER, LISTENER), "link")
+"""A game link's proof of key (kind ``net/link-auth``, id tag :data:`LINK_ID_TAG`)."""
+link_id = LINK_HANDSHAKE.connection_id
+link_transcript = LINK_HANDSHAKE.transcript
+link_proof = LINK_HANDSHAKE.proof
+check_link_proof = LINK_HANDSHAKE.check
 
 
 def net_frame(
@@ -461,6 +494,7 @@ __all__ = [
     "JOIN",
     "LINK",
     "LINK_AUTH",
+    "LINK_HANDSHAKE",
     "LINK_ID_TAG",
     "LISTENER",
     "MAX_NAME",
@@ -475,6 +509,7 @@ __all__ = [
     "FrameStream",
     "HandshakeError",
     "NetMessage",
+    "ProofOfKey",
     "check_link_proof",
     "classify",
     "link_id",

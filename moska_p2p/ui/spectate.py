@@ -10,12 +10,49 @@ move is a line, as ``moska host``/``join`` print them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
+from ..engine import View
 from ..protocol.session import PeerSession
 from .app import FullScreen
 from .render import log_lines, render_table, strip_ansi
+
+
+def show_watched(
+    screen: FullScreen,
+    view: View,
+    names: Sequence[str],
+    *,
+    color: bool,
+    symbols: bool,
+    hands: Mapping[int, Sequence[str]] | None,
+    losers: Sequence[int] | None,
+    status: str,
+    spectating: bool = False,
+) -> None:
+    """The table as someone who plays no seat watches it (``moska watch`` and ``moska play
+    --watch``): nobody is "you", the title says so, the whole log, and the status with them
+    in one change. ``hands``: the hands shown open; ``spectating``: a spectator's, whose
+    hands are face down."""
+    screen.show(
+        lambda width, _: render_table(
+            view,
+            names,
+            color=color,
+            symbols=symbols,
+            width=width,
+            height=0,
+            hands=hands,
+            losers=losers,
+            you=-1,
+            title=f"{view.preset} (watching)",
+            spectating=spectating,
+        ),
+        0,
+        log_lines(view.history, names, color=color, symbols=symbols, trump=view.trump, width=200),
+        status=status,
+    )
 
 
 class SpectatorScreen:
@@ -93,26 +130,16 @@ class SpectatorScreen:
         view = game.view(0)  # the observer's game: public knowledge only, for every seat
         hands = {s: game.hand(s) for s in range(game.n)} if end else None
         losers = list(session.losers) if end else None
-        color, symbols = self.color, self.symbols
-        screen.show(
-            lambda width, _: render_table(
-                view,
-                names,
-                color=color,
-                symbols=symbols,
-                width=width,
-                height=0,
-                hands=hands,
-                losers=losers,
-                you=-1,
-                title=f"{view.preset} (watching)",
-                spectating=True,
-            ),
-            0,
-            log_lines(
-                view.history, names, color=color, symbols=symbols, trump=view.trump, width=200
-            ),
+        show_watched(
+            screen,
+            view,
+            names,
+            color=self.color,
+            symbols=self.symbols,
+            hands=hands,
+            losers=losers,
             status=status,
+            spectating=True,
         )
 
     def close(self) -> None:

@@ -16,7 +16,8 @@ from ..bots.api import Event
 from ..engine import Game
 from ..table.seat import Forfeit, Referee
 from .app import FullScreen
-from .render import Style, log_lines, move_text, render_table, strip_ansi
+from .render import Style, move_text, render_table, strip_ansi
+from .spectate import show_watched
 
 
 def watch_game(
@@ -46,28 +47,16 @@ def watch_game(
     def draw(status: str) -> None:
         if screen is None:
             return
-        view = game.view(0)
-        hands = {s: game.hand(s) for s in range(game.n)}
-        losers = list(game.losers) if game.is_over else None
-        screen.show(
-            lambda width, _: render_table(
-                view,
-                names,
-                color=color,
-                symbols=symbols,
-                width=width,
-                height=0,
-                hands=hands,
-                losers=losers,
-                you=-1,
-                title=f"{view.preset} (watching)",
-            ),
-            0,
-            log_lines(
-                view.history, names, color=color, symbols=symbols, trump=view.trump, width=200
-            ),
+        show_watched(
+            screen,
+            game.view(0),
+            names,
+            color=color,
+            symbols=symbols,
+            hands={s: game.hand(s) for s in range(game.n)},
+            losers=list(game.losers) if game.is_over else None,
+            status=status,
         )
-        screen.status(status)
 
     def keys() -> None:
         """Waits for q (or Ctrl-C, or the end) while the game plays in the caller."""

@@ -162,13 +162,18 @@ def test_without_a_compiler_the_pure_path_is_used(
 # --- The batch equation
 
 
-@pytest.mark.parametrize("native_sum", [False, True])
-def test_the_batch_holds_for_a_valid_proof_and_any_weights(
-    native_sum: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if native_sum and not msm.available():
+@pytest.fixture(params=[False, True])
+def native_sum(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Each test twice: with the pure sums, and with the native ones (skipped where there
+    are none), which must agree."""
+    native: bool = request.param
+    if native and not msm.available():
         pytest.skip("no native MSM")
-    monkeypatch.setattr(msm, "available", lambda: native_sum)
+    monkeypatch.setattr(msm, "available", lambda: native)
+    return native
+
+
+def test_the_batch_holds_for_a_valid_proof_and_any_weights(native_sum: bool) -> None:
     size = 4
     proof = _case(size)[6]
     for weights in (dleq.fresh_weights(2 * size), [1] * (2 * size), [0] * (2 * size)):
@@ -237,13 +242,9 @@ def test_a_failed_batch_names_the_first_failing_position(batching: None) -> None
 # --- Why the weights must be the verifier's own
 
 
-@pytest.mark.parametrize("native_sum", [False, True])
 def test_known_weights_let_two_cancelling_errors_through_fresh_ones_do_not(
-    native_sum: bool, monkeypatch: pytest.MonkeyPatch
+    native_sum: bool,
 ) -> None:
-    if native_sum and not msm.available():
-        pytest.skip("no native MSM")
-    monkeypatch.setattr(msm, "available", lambda: native_sum)
     size, p, q = 6, 2, 4
     # Weights a verifier could be tempted to use: all ones, or any the forger can compute.
     for known in ([1] * (2 * size), [3 + j for j in range(2 * size)]):
@@ -281,13 +282,11 @@ def test_fresh_weights_are_128_bit_and_never_repeat() -> None:
 # --- The shuffle argument's two long sums (no batch: the same bytes, sooner)
 
 
-@pytest.mark.parametrize("native_sum", [False, True])
 def test_the_shuffle_verifiers_commitments_are_equal_with_or_without_the_native_sum(
-    native_sum: bool, monkeypatch: pytest.MonkeyPatch
+    native_sum: bool,
 ) -> None:
-    if not decaf.available() or (native_sum and not msm.available()):
-        pytest.skip("no libdecaf or no native MSM")
-    monkeypatch.setattr(msm, "available", lambda: native_sum)
+    if not decaf.available():
+        pytest.skip("no libdecaf")
     size = 6
     game_id = bytes(range(32))
     secrets_ = mp.DeckSecrets.from_seed(b"\x33" * 32, game_id, 0, size)

@@ -4,14 +4,19 @@ restart peers, check the transcripts. Every wait is bounded; a fixture kills wha
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
+
+import pytest
 
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.protocol.transcript import Report, verify_transcript
@@ -186,3 +191,89 @@ class Table:
 
     def output(self) -> str:
         return "\n".join(f"--- {p.name}\n{p.out}\n{p.err}" for p in self.peers)
+
+
+def moska_verify(*paths: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``moska verify`` over ``paths`` (transcripts or folders), as a person runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "moska_p2p", "verify", *map(str, paths)],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def verified(*paths: Path) -> str:
+    """What ``moska verify`` says of ``paths``, which must pass."""
+    done = moska_verify(*paths)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def own_folder(folder: Path, seat: int) -> Path:
+    """A copy of one peer's files only (its games and its session file, ``p{seat}-*``):
+    what that peer could show on its own."""
+    mine = folder / f"own{seat}"
+    mine.mkdir()
+    for path in folder.glob(f"p{seat}-*.moska"):
+        shutil.copy(path, mine / path.name)
+    return mine
+
+
+def in_game(peer: Peer, path: Path, number: int, size: int = 60_000, timeout: float = 60) -> None:
+    """Wait until ``peer`` plays game ``number`` of its session, past the deal: it says the
+    game is dealt (within ``timeout``) and its transcript ``path`` grows past ``size`` bytes,
+    the proven shuffle and the keys of the first cards, into the play (within a third of that
+    again)."""
+    peer.wait_for(rf"game {number} of \d+: seat \d deals", timeout)
+    deadline = time.monotonic() + timeout / 3
+    while (not path.exists() or path.stat().st_size < size) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+class Namespaces:
+    """Network namespaces of the test's own, each held open by an ``unshare -n sleep``
+    process (which ends by itself after ``lifetime`` seconds, should a test leak it) and
+    entered with ``nsenter`` (:meth:`prefix`). Killing the holders (:meth:`close`) removes
+    the namespaces and the veth pairs in them."""
+
+    def __init__(self, count: int, lifetime: int) -> None:
+        self.holders: list[subprocess.Popen[bytes]] = []
+        self.holders = [
+            subprocess.Popen(["unshare", "-n", "sleep", str(lifetime)]) for _ in range(count)
+        ]
+        time.sleep(0.2)
+
+    def prefix(self, index: int) -> list[str]:
+        """The command that runs another in namespace ``index``."""
+        return ["nsenter", "-t", str(self.holders[index].pid), "-n"]
+
+    def run(self, index: int, command: str) -> None:
+        subprocess.run([*self.prefix(index), "sh", "-c", command], check=True, timeout=10,
+                       capture_output=True)  # fmt: skip
+
+    @staticmethod
+    def _ip(*args: str) -> None:
+        subprocess.run(["ip", *args], check=True, timeout=10, capture_output=True)
+
+    def close(self) -> None:
+        for holder in self.holders:  # the veth pairs go with their namespaces
+            holder.kill()
+            holder.wait(5)
+
+
+N = TypeVar("N", bound=Namespaces)
+
+
+@contextlib.contextmanager
+def namespaces_or_skip(make: Callable[[], N]) -> Iterator[N]:
+    """The namespaces ``make`` makes, closed at the end; the test is skipped where this
+    machine cannot make them (no ``ip``, ``unshare`` or ``nsenter``, no right to)."""
+    if not all(shutil.which(tool) for tool in ("ip", "unshare", "nsenter")):
+        pytest.skip("needs ip, unshare and nsenter")
+    try:
+        made = make()
+    except (subprocess.CalledProcessError, OSError) as error:
+        pytest.skip(f"cannot make network namespaces here: {error}")
+    try:
+        yield made
+    finally:
+        made.close()

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from net_harness import ROOT, Peer
+from net_harness import ROOT, Peer, verified
 
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.net.invite import Invite, parse_invite
@@ -103,18 +103,6 @@ def relay_table(tmp_path: Path):  # type: ignore[no-untyped-def]
         table.kill_all()
 
 
-def _moska_verify(path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "moska_p2p", "verify", str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
 def _games(transcript: Path) -> list[Path]:
     """A peer's game transcripts: the file itself, or NAME-gN.moska of a session."""
     session = sorted(transcript.parent.glob(f"{transcript.stem}-g*.moska"))
@@ -142,7 +130,7 @@ def test_peers_that_do_not_listen_play_a_session_through_a_relay(
         for game in games:
             report = verify_transcript(game)
             assert report.valid, report.fault
-            _moska_verify(game)
+            verified(game)
         finals.append([verify_transcript(g).final_state_hash for g in games])
     assert all(f == finals[0] for f in finals)
 
@@ -163,7 +151,7 @@ def test_a_host_relays_for_the_others_and_a_listening_joiner_links_directly(
         report = verify_transcript(transcript)
         assert report.valid, report.fault
         finals.add(report.final_state_hash)
-        _moska_verify(transcript)
+        verified(transcript)
     assert len(finals) == 1
 
 
@@ -175,7 +163,7 @@ def test_an_invite_with_only_a_direct_address_needs_nothing_else(
     assert relay_table.finish(90) == [0, 0], relay_table.output()
     assert "table at 127.0.0.1:" in joiner.out
     for transcript in relay_table.transcripts:
-        _moska_verify(transcript)
+        verified(transcript)
 
 
 GOOD = str(Invite(Identity.generate().public_bytes, bytes(16), (("127.0.0.1", 7000),)))
@@ -275,12 +263,8 @@ def test_a_relay_that_drops_a_peer_is_named_in_the_verdict_as_a_relayed_path(
         assert report.valid and report.losers == [], (report.fault, report.verdict)
         assert report.culprits == (victim.public_bytes,)
         assert victim.public_bytes in report.relayed  # signed: the path was relayed
-        done = subprocess.run(
-            [sys.executable, "-m", "moska_p2p", "verify", str(transcript)],
-            cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert "through a relay (a relay can hold frames back)" in done.stdout, done.stdout
+        said = verified(transcript)
+        assert "through a relay (a relay can hold frames back)" in said, said
 
 
 class ChaosScript(Script):
@@ -323,7 +307,7 @@ def test_a_relay_that_drops_delays_reorders_and_duplicates_bytes_convicts_nobody
         if report.verdict is None:
             assert code == 0
             finals.add(report.final_state_hash)
-        _moska_verify(transcript)
+        verified(transcript)
     assert len(finals) <= 1
     print(f"seed {seed}: faults {faults}; exit codes {codes}")
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +21,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from net_harness import ROOT, Peer, Table
+from net_harness import (
+    Namespaces,
+    Peer,
+    Table,
+    in_game,
+    moska_verify,
+    namespaces_or_skip,
+    own_folder,
+)
 
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.net.persist import Route, SavedGame, load_saved
@@ -185,31 +192,15 @@ def _check_session(peers: list[Peer], folder: Path, output: str) -> None:
     verifies alone, and all together."""
     for peer in peers:
         assert ALL_SIGNED in peer.out, output
-    folders = []
-    for index in range(len(peers)):
-        mine = folder / f"own{index}"
-        mine.mkdir()
-        files = list(folder.glob(f"p{index}-*.moska"))
-        assert len(files) == GAMES + 1, files  # the games and the session file
-        for path in files:
-            shutil.copy(path, mine / path.name)
-        folders.append(mine)
+    folders = [own_folder(folder, index) for index in range(len(peers))]
     for mine in folders:
-        checked = _verify(mine)
+        files = list(mine.iterdir())
+        assert len(files) == GAMES + 1, files  # the games and the session file
+        checked = moska_verify(mine)
         assert checked.returncode == 0, checked.stdout + checked.stderr
-    together = _verify(*folders)
+    together = moska_verify(*folders)
     assert together.returncode == 0, together.stdout + together.stderr
     assert f"result signed by {PLAYERS} of {PLAYERS} players" in together.stdout
-
-
-def _verify(*folders: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "moska_p2p", "verify", *map(str, folders)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture
@@ -221,19 +212,10 @@ def relay_session(tmp_path: Path) -> Iterator[RelaySession]:
         made.kill_all()
 
 
-def _in_game(peer: Peer, path: Path, number: int, size: int = 56_000) -> None:
-    """Wait until ``peer`` plays game ``number`` of the session, past the deal (its
-    transcript grows past the proven shuffle and the keys of the first cards, into the play)."""
-    peer.wait_for(rf"game {number} of \d+: seat \d deals", 90)
-    deadline = time.monotonic() + 30
-    while (not path.exists() or path.stat().st_size < size) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert f"game {number + 1} of" not in peer.out, "the game ended before the test could act"
-
-
 def _restarted_in_game_2(table: RelaySession, seat: int) -> None:
     victim = table.peers[seat]
-    _in_game(victim, table.game_file(seat, 2), 2)
+    in_game(victim, table.game_file(seat, 2), 2, size=56_000, timeout=90)
+    assert "game 3 of" not in victim.out, "the game ended before the test could act"
     victim.kill()
     time.sleep(0.3)
     victim.start()
@@ -381,20 +363,16 @@ def _waits(transcript: Path) -> int:
 # -- each peer in a network namespace of its own ----------------------------------------------
 
 
-class Hub:
+class Hub(Namespaces):
     """A namespace for the relay and one for each peer, each peer's joined to the relay's by
     a veth pair (peer ``i`` is 10.78.i.2, the relay's end 10.78.i.1). The relay's namespace
     forwards nothing, so a peer reaches the relay (at :attr:`RELAY` on its loopback) and
-    nothing else: no peer can reach another's port."""
+    nothing else: no peer can reach another's port. Namespace -1 is the relay's."""
 
     RELAY = "10.79.0.1"
 
     def __init__(self, peers: int) -> None:
-        self.holders: list[subprocess.Popen[bytes]] = []
-        self.holders = [
-            subprocess.Popen(["unshare", "-n", "sleep", "900"]) for _ in range(peers + 1)
-        ]
-        time.sleep(0.2)
+        super().__init__(peers + 1, 900)
         tag = f"mr{os.getpid() % 10000}"
         self.run(-1, f"ip link set lo up && ip addr add {self.RELAY}/32 dev lo"
                      " && echo 0 > /proc/sys/net/ipv4/ip_forward")  # fmt: skip
@@ -414,14 +392,6 @@ class Hub:
     def address(index: int) -> str:
         return f"10.78.{index}.2"
 
-    def prefix(self, index: int) -> list[str]:
-        """``index`` -1: the relay's namespace."""
-        return ["nsenter", "-t", str(self.holders[index].pid), "-n"]
-
-    def run(self, index: int, command: str) -> None:
-        subprocess.run([*self.prefix(index), "sh", "-c", command], check=True, timeout=10,
-                       capture_output=True)  # fmt: skip
-
     def reaches(self, index: int, host: str, port: int) -> bool:
         probe = (
             "import socket,sys\n"
@@ -433,30 +403,13 @@ class Hub:
         done = subprocess.run([*self.prefix(index), sys.executable, "-c", probe], timeout=20)
         return done.returncode == 0
 
-    @staticmethod
-    def _ip(*args: str) -> None:
-        subprocess.run(["ip", *args], check=True, timeout=10, capture_output=True)
-
-    def close(self) -> None:
-        for holder in self.holders:  # the veth pairs go with their namespaces
-            holder.kill()
-            holder.wait(5)
-
 
 @pytest.fixture
 def hub(tmp_path: Path) -> Iterator[Hub]:
     if os.geteuid() != 0:
         pytest.skip("network namespaces need root")
-    if not all(shutil.which(tool) for tool in ("ip", "unshare", "nsenter")):
-        pytest.skip("needs ip, unshare and nsenter")
-    try:
-        made = Hub(PLAYERS)
-    except (subprocess.CalledProcessError, OSError) as error:
-        pytest.skip(f"cannot make network namespaces here: {error}")
-    try:
+    with namespaces_or_skip(lambda: Hub(PLAYERS)) as made:
         yield made
-    finally:
-        made.close()
 
 
 def test_peers_that_cannot_reach_one_another_resume_through_the_relay(

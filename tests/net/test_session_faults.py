@@ -11,16 +11,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from net_harness import ROOT, Peer, Table
+from net_harness import (
+    Namespaces,
+    Peer,
+    Table,
+    in_game,
+    moska_verify,
+    namespaces_or_skip,
+    own_folder,
+)
 
 from moska_p2p.crypto.identity import Identity, fingerprint_of
 from moska_p2p.protocol.transcript import verify_transcript
@@ -56,34 +61,6 @@ def test_an_ipv6_host_prints_a_join_command_that_works(tmp_path: Path) -> None:
         host.kill()
 
 
-def _own_folder(table: Table, seat: int) -> Path:
-    """A copy of one peer's files only (its games and its session file): what that peer
-    could show on its own."""
-    mine = table.folder / f"own{seat}"
-    mine.mkdir()
-    for path in table.folder.glob(f"p{seat}-*.moska"):
-        shutil.copy(path, mine / path.name)
-    return mine
-
-
-def _verify(*folders: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "moska_p2p", "verify", *map(str, folders)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def _in_game(peer: Peer, path: Path, number: int, size: int = 60_000) -> None:
-    """Wait until ``peer`` plays game ``number`` of its session, past the deal."""
-    peer.wait_for(rf"game {number} of \d+: seat \d deals", 60)
-    deadline = time.monotonic() + 20
-    while (not path.exists() or path.stat().st_size < size) and time.monotonic() < deadline:
-        time.sleep(0.02)
-
-
 def test_a_joiner_killed_in_game_3_of_5_leaves_sessions_that_verify(
     make_table: Callable[..., Table],
 ) -> None:
@@ -92,7 +69,7 @@ def test_a_joiner_killed_in_game_3_of_5_leaves_sessions_that_verify(
     together, game 3 names only the killed seat, and as a lost contact, not a loss."""
     table = make_table("durak", 3, host_args=["--games", "5"], timeout=3, pace=0.02)
     victim = table.peers[2]
-    _in_game(victim, table.folder / "p2-g3.moska", 3)
+    in_game(victim, table.folder / "p2-g3.moska", 3)
     victim.kill()
     codes = [table.peers[i].finish(30) for i in (0, 1)]
     assert codes == [1, 1], table.output()
@@ -101,12 +78,12 @@ def test_a_joiner_killed_in_game_3_of_5_leaves_sessions_that_verify(
         out = table.peers[seat].out
         assert re.search(rf"game stopped: timeout: seat \d \([^)]*{killed}\)", out), out
         assert "no signed session result from" not in out, out
-        checked = _verify(_own_folder(table, seat))
+        checked = moska_verify(own_folder(table.folder, seat))
         assert checked.returncode == 0, checked.stdout + checked.stderr
         report = verify_transcript(table.folder / f"p{seat}-g3.moska")
         assert report.valid and report.losers == [], report
         assert [fingerprint_of(k) for k in report.culprits] == [killed]
-    both = _verify(table.folder / "own0", table.folder / "own1")
+    both = moska_verify(table.folder / "own0", table.folder / "own1")
     assert both.returncode == 0, both.stdout + both.stderr
 
 
@@ -154,7 +131,7 @@ def test_a_peer_stopped_past_the_timeout_leaves_records_that_verify(
     codes = table.finish(30)
     assert codes == [1, 1, 1], table.output()
     _assert_records(table, [0, 1, 2], silent=2)
-    together = _verify(table.folder)
+    together = moska_verify(table.folder)
     assert together.returncode == 0, together.stdout + together.stderr
     assert "lost contact with seat" in together.stdout, together.stdout
 
@@ -197,15 +174,14 @@ def test_a_joiner_that_refuses_a_changed_key_tells_the_host_why(tmp_path: Path) 
             peer.kill()
 
 
-class _Netns:
+class _Netns(Namespaces):
     """Two network namespaces of the test's own joined by a veth pair (10.77.0.1 and
     10.77.0.2): peers run in either, and taking the pair down is a permanent partition."""
 
     def __init__(self) -> None:
-        self.holders = [subprocess.Popen(["unshare", "-n", "sleep", "600"]) for _ in range(2)]
+        super().__init__(2, 600)
         tag = f"mk{os.getpid() % 100000}"
         self.devices = [f"{tag}a", f"{tag}b"]
-        time.sleep(0.2)
         self._ip("link", "add", self.devices[0], "type", "veth", "peer", "name", self.devices[1])
         for side, holder in enumerate(self.holders):
             self._ip("link", "set", self.devices[side], "netns", str(holder.pid))
@@ -217,37 +193,14 @@ class _Netns:
     def address(side: int) -> str:
         return f"10.77.0.{side + 1}"
 
-    def prefix(self, side: int) -> list[str]:
-        return ["nsenter", "-t", str(self.holders[side].pid), "-n"]
-
-    def run(self, side: int, command: str) -> None:
-        subprocess.run([*self.prefix(side), "sh", "-c", command], check=True, timeout=10)
-
     def cut(self) -> None:
         self.run(0, f"ip link set {self.devices[0]} down")
-
-    @staticmethod
-    def _ip(*args: str) -> None:
-        subprocess.run(["ip", *args], check=True, timeout=10, capture_output=True)
-
-    def close(self) -> None:
-        for holder in self.holders:  # the veth pair goes with its namespaces
-            holder.kill()
-            holder.wait(5)
 
 
 @pytest.fixture
 def netns() -> Iterator[_Netns]:
-    if shutil.which("unshare") is None or shutil.which("nsenter") is None:
-        pytest.skip("needs unshare and nsenter")
-    try:
-        made = _Netns()
-    except (subprocess.CalledProcessError, OSError) as error:
-        pytest.skip(f"cannot make network namespaces here: {error}")
-    try:
+    with namespaces_or_skip(_Netns) as made:
         yield made
-    finally:
-        made.close()
 
 
 def test_a_partition_leaves_two_records_of_lost_contact_and_no_loser(
@@ -293,7 +246,7 @@ def test_a_partition_leaves_two_records_of_lost_contact_and_no_loser(
     cut_off = reports[2].owner_key
     assert reports[0].culprits == reports[1].culprits == (cut_off,)
     assert cut_off not in reports[2].culprits
-    together = _verify(tmp_path)
+    together = moska_verify(tmp_path)
     assert together.returncode == 0, together.stdout + together.stderr
     assert "no result, nobody lost (the records differ)" in together.stdout, together.stdout
 
@@ -307,7 +260,7 @@ def test_a_peer_restarted_in_game_2_of_3_resumes_and_finishes_the_session(
     table, it finishes game 2 and plays game 3 with the others, and every folder verifies."""
     table = make_table("durak", 3, host_args=["--games", "3"], timeout=8, pace=0.01)
     victim = table.peers[seat]
-    _in_game(victim, table.folder / f"p{seat}-g2.moska", 2, 40_000)
+    in_game(victim, table.folder / f"p{seat}-g2.moska", 2, 40_000)
     victim.kill()
     time.sleep(0.3)
     victim.start()
@@ -317,9 +270,9 @@ def test_a_peer_restarted_in_game_2_of_3_resumes_and_finishes_the_session(
     for peer in table.peers:
         assert "session over (all 3 games played); signed by 3 of 3 players" in peer.out, peer.out
     for seat in range(3):
-        checked = _verify(_own_folder(table, seat))
+        checked = moska_verify(own_folder(table.folder, seat))
         assert checked.returncode == 0, checked.stdout + checked.stderr
-    together = _verify(*(table.folder / f"own{seat}" for seat in range(3)))
+    together = moska_verify(*(table.folder / f"own{seat}" for seat in range(3)))
     assert together.returncode == 0, together.stdout + together.stderr
     assert "result signed by 3 of 3 players" in together.stdout
 
@@ -341,7 +294,7 @@ def test_a_peer_restarted_after_the_others_gave_up_names_no_loser(
     assert victim.finish(30) == 1, victim.out + victim.err
     assert "resumed the game saved in" in victim.out, victim.out
     _assert_records(table, [0, 1, 2], silent=2)
-    together = _verify(table.folder)
+    together = moska_verify(table.folder)
     assert together.returncode == 0, together.stdout + together.stderr
     assert "no result, nobody lost" in together.stdout, together.stdout
 
@@ -355,7 +308,7 @@ def test_a_peer_stopped_in_game_2_of_3_leaves_sessions_that_verify(
     no loser in any of them."""
     table = make_table("durak", 3, host_args=["--games", "3"], timeout=3, pace=0.02)
     sleeper = table.peers[2]
-    _in_game(sleeper, table.folder / "p2-g2.moska", 2)
+    in_game(sleeper, table.folder / "p2-g2.moska", 2)
     sleeper.kill(signal.SIGSTOP)
     try:
         table.peers[0].wait_for(r"game stopped: timeout", 20)
@@ -367,12 +320,12 @@ def test_a_peer_stopped_in_game_2_of_3_leaves_sessions_that_verify(
     for seat in range(3):
         report = verify_transcript(table.folder / f"p{seat}-g2.moska")
         assert report.valid and report.losers == [], (seat, report.fault, report.verdict)
-        checked = _verify(_own_folder(table, seat))
+        checked = moska_verify(own_folder(table.folder, seat))
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert "(1 without a result: contact lost)" in checked.stdout, checked.stdout
-    together = _verify(*(table.folder / f"own{seat}" for seat in range(3)))
+    together = moska_verify(*(table.folder / f"own{seat}" for seat in range(3)))
     assert together.returncode == 0, together.stdout + together.stderr
     assert "game 2: no result, nobody lost" in together.stdout, together.stdout
-    as_json = _verify(Path("--json"), *(table.folder / f"own{seat}" for seat in range(3)))
+    as_json = moska_verify(Path("--json"), *(table.folder / f"own{seat}" for seat in range(3)))
     (session,) = [json.loads(line) for line in as_json.stdout.splitlines() if '"session"' in line]
     assert session["valid"] and session["notes"][0].startswith("game 2: no result"), session

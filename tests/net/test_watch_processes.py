@@ -6,12 +6,10 @@ transcript it wrote. A host with ``--no-spectators`` refuses it in one line."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from net_harness import ROOT, Peer
+from net_harness import Peer, verified
 
 from moska_p2p.crypto.identity import Identity
 
@@ -75,15 +73,6 @@ def processes(tmp_path: Path):  # type: ignore[no-untyped-def]
         made.kill_all()
 
 
-def _moska_verify(path: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "moska_p2p", "verify", str(path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
-
-
 def _check_watched(processes: Processes, watcher: Peer) -> None:
     codes = [peer.finish(120) for peer in processes.peers]
     assert codes == [0] * len(codes), processes.output()
@@ -92,7 +81,7 @@ def _check_watched(processes: Processes, watcher: Peer) -> None:
     assert len(MOVE_LINE.findall(out)) >= 10, out
     assert re.search(r"^result: ", out, re.M), out
     assert "transcript verified:" in out and "watched 1 game to the end" in out, out
-    assert "valid" in _moska_verify(processes.folder / "watched.moska")
+    assert "valid" in verified(processes.folder / "watched.moska")
     host = processes.peers[0].out
     assert "spectator spectator" in host and "is watching from" in host, host
 
