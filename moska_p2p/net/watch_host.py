@@ -135,26 +135,31 @@ class WatchHostNode(LobbyNode):
             await self._stream(fs)
             nursery.cancel_scope.cancel()
 
-    async def _look(self) -> None:
-        """Wait for the session to move (or :data:`WATCH_POLL`)."""
+    @staticmethod
+    async def _look(news: trio.Event) -> None:
+        """Wait for ``news`` (or :data:`WATCH_POLL`): the event that was current *before* the
+        last look at the table, so that a move made while a chunk was being sent wakes the
+        stream at once instead of at the next poll."""
         with trio.move_on_after(WATCH_POLL):
-            await self._news.wait()
+            await news.wait()
 
     async def _stream(self, fs: FrameStream) -> None:
         """The spectator's stream (see the module docstring), until the host is done."""
         lobby = self._lobby
         assert lobby is not None and fs.link is not None
         while self.session is None:
+            news = self._news
             if lobby.full.is_set():  # the host gave its lobby up
                 reason = lobby.error or "the table did not fill"
                 await _send(fs, net_frame(self.identity, BYE, {"reason": reason}, fs.link))
                 return
-            await self._look()
+            await self._look(news)
         await _send(fs, lobby.start_frame)
         game: PeerSession | None = None
         sent = 0
         results: set[bytes] = set()
         while True:
+            news = self._news
             session = self.session
             assert session is not None
             if session is not game:
@@ -175,7 +180,7 @@ class WatchHostNode(LobbyNode):
                 body = {"reason": "the table is over"}
                 await _send(fs, net_frame(self.identity, BYE, body, fs.link))
                 return
-            await self._look()
+            await self._look(news)
 
     async def _shutdown(self, linger: float) -> None:
         """Close the links, then give the spectators (boundedly) the end of the stream."""

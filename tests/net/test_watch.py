@@ -349,6 +349,39 @@ async def test_a_spectator_that_does_not_read_is_cut_off_without_waiting_for_it(
 
 
 @pytest.mark.trio
+async def test_the_stream_follows_the_game_by_its_news_alone_even_with_slow_sends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the periodic look switched off (WATCH_POLL of an hour) and every chunk slow to
+    send, so that moves are made while a chunk is on its way, the spectator still gets the
+    whole game: the stream waits on the news that was current before it looked at the table,
+    so news that came during a send is never missed."""
+    from moska_p2p.net import watch_host
+
+    monkeypatch.setattr(watch_host, "WATCH_POLL", 3600.0)
+    original = watch_host._send_frames
+
+    async def slow(fs: FrameStream, frames: list[bytes]) -> None:
+        await trio.sleep(0.02)
+        await original(fs, frames)
+
+    monkeypatch.setattr(watch_host, "_send_frames", slow)
+    host = _node(tmp_path, "host", [])
+    joiner = _node(tmp_path, "joiner", [])
+    seen = Seen()
+    watcher = _watcher(tmp_path, [], seen)
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(host.host, _config(), 0)
+            nursery.start_soon(joiner.join, LOOPBACK, port)
+            outcome = await watcher.watch((LOOPBACK, port))
+    assert outcome.code == EXIT_OK, outcome.message
+    report = verify_transcript(tmp_path / "watched.moska")
+    assert report.valid, report.fault
+    assert len(seen.moves) == report.moves > 0
+
+
+@pytest.mark.trio
 async def test_a_frame_altered_on_its_way_to_the_spectator_is_named_with_its_signer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
