@@ -209,13 +209,18 @@ class LinkNode(RunnerNode):
                 raise RelayUnreachable("that peer is reached through a relay, and we have none")
             return await relay.open(key)
         if relay is None or key is None:
-            return await trio.open_tcp_stream(host, port)
+            return await self._connect_direct(host, port)
         try:
             with trio.fail_after(DIRECT_TRY):
-                return await trio.open_tcp_stream(host, port)
+                return await self._connect_direct(host, port)
         except (OSError, trio.TooSlowError) as error:
             log.info("%s:%d does not answer (%s): through the relay", host, port, _reason(error))
         return await relay.open(key)
+
+    async def _connect_direct(self, host: str, port: int) -> trio.abc.HalfCloseableStream:
+        """A TCP connection to ``host:port``: the one place this node opens a direct
+        connection to a peer (so that a test can make that path fail, then answer)."""
+        return await trio.open_tcp_stream(host, port)
 
     async def _handshake_in(self, fs: FrameStream, address: str, ticket: Ticket) -> None:
         """Our side of a connection to our port: a ``hi`` with a fresh nonce, the dialer's
@@ -360,25 +365,51 @@ class LinkNode(RunnerNode):
             delay = min(delay * 2, MAX_BACKOFF)
 
     async def _dial(self, host: str, port: int, key: bytes) -> FrameStream:
-        """Open a game link to the earlier peer ``key`` at ``host:port``: its ``hi``, our
-        ``link`` with our proof, its ``welcome`` with its proof over our fresh nonce (a
-        replayed ``hi`` cannot give that)."""
+        """Open a game link to the earlier peer ``key`` at ``host:port``: directly
+        (:meth:`_dial_direct`), or through the relay when there is one and that address is
+        the relay's, does not answer, or another key answers there."""
+        relay = self.relay_client
         with trio.fail_after(self.send_timeout):
-            stream = await self._open_stream(host, port, key)
-            try:
-                fs = FrameStream(stream)
-                hi = await fs.receive_net(HI)
-                if hi.key != key and self.relay_client is not None and host != RELAYED_HOST:
-                    await trio.aclose_forcefully(stream)  # another machine's peer: not there
-                    stream = await self.relay_client.open(key)
-                    fs = FrameStream(stream)
-                    hi = await fs.receive_net(HI)
-                if hi.key != key:
-                    raise HandshakeError("another key answers at that address")
-                await self._prove(fs, LINK, self._table_id, key, hi.body["nonce"], {})
-            except BaseException:
-                await trio.aclose_forcefully(stream)
-                raise
+            if host != RELAYED_HOST:
+                try:
+                    return await self._dial_direct(host, port, key)
+                except (OSError, trio.TooSlowError, _AnotherKey) as error:
+                    if relay is None:
+                        raise
+                    log.info(
+                        "%s:%d does not answer (%s): through the relay",
+                        host,
+                        port,
+                        _reason(error),
+                    )
+            elif relay is None:
+                raise RelayUnreachable("that peer is reached through a relay, and we have none")
+            return await self._handshake_out(await relay.open(key), key)
+
+    async def _dial_direct(self, host: str, port: int, key: bytes) -> FrameStream:
+        """A game link to ``key`` over TCP to ``host:port`` and nothing else (never the relay):
+        the connection (within :data:`DIRECT_TRY` s when a relay could carry the link
+        instead), then :meth:`_handshake_out`: :meth:`_dial` falls back to the relay after it."""
+        if self.relay_client is None:
+            stream = await self._connect_direct(host, port)
+        else:
+            with trio.fail_after(DIRECT_TRY):
+                stream = await self._connect_direct(host, port)
+        return await self._handshake_out(stream, key)
+
+    async def _handshake_out(self, stream: trio.abc.HalfCloseableStream, key: bytes) -> FrameStream:
+        """The dialer's handshake of a game link on ``stream`` (closed if it fails): the
+        listener's ``hi``, our ``link`` with our proof, its ``welcome`` with its proof over our
+        fresh nonce (a replayed ``hi`` cannot give that)."""
+        try:
+            fs = FrameStream(stream)
+            hi = await fs.receive_net(HI)
+            if hi.key != key:  # another machine's peer at that address: not there
+                raise _AnotherKey("another key answers at that address")
+            await self._prove(fs, LINK, self._table_id, key, hi.body["nonce"], {})
+        except BaseException:
+            await trio.aclose_forcefully(stream)
+            raise
         return fs
 
     async def _prove(
@@ -421,6 +452,11 @@ class LinkNode(RunnerNode):
     ) -> None:
         """Seat a joiner whose key is proved: the lobby's job (:mod:`.lobby`)."""
         raise NotImplementedError
+
+
+class _AnotherKey(HandshakeError):
+    """Another key than the peer's answers at its direct address (another machine's peer
+    behind the same address): with a relay, the peer is reached through it instead."""
 
 
 def _listen_failure(bind: str, port: int, error: OSError) -> str:
