@@ -113,20 +113,23 @@ async def _table(tmp_path: Path, mode: str, watch: Watch) -> tuple[list[Node], D
     room = lobby_id(config)[:ROOM_SIZE]
     held = HeldBot(load_bot("greedy", seed=0))
     with trio.fail_after(120):
-        async with trio.open_nursery() as nursery:
+        async with trio.open_nursery() as outer:
             relay = RelayServer()
-            await nursery.start(relay.serve, LOOPBACK, 0)
+            await outer.start(relay.serve, LOOPBACK, 0)
             where = (LOOPBACK, relay.port)
             players = [held, BotAtTable(load_bot("random", seed=1)),
                        BotAtTable(load_bot("random", seed=2))]  # fmt: skip
             nodes = [_node(tmp_path, i, p, where) for i, p in enumerate(players)]
-            host_port = await nursery.start(nodes[0].host, config, 0)
-            join = functools.partial(nodes[1].join, room=room)
-            first_port = await nursery.start(join, LOOPBACK, host_port)
-            gate = DirectGate(nodes[2], first_port, mode)
-            nodes[2]._connect_direct = gate  # type: ignore[method-assign]
-            nursery.start_soon(functools.partial(nodes[2].join, LOOPBACK, host_port, room=room))
-            await watch(nodes, gate, held)
+            async with trio.open_nursery() as nursery:  # the table: done when all are done
+                host_port = await nursery.start(nodes[0].host, config, 0)
+                join = functools.partial(nodes[1].join, room=room)
+                first_port = await nursery.start(join, LOOPBACK, host_port)
+                gate = DirectGate(nodes[2], first_port, mode)
+                nodes[2]._connect_direct = gate  # type: ignore[method-assign]
+                last = functools.partial(nodes[2].join, LOOPBACK, host_port, room=room)
+                nursery.start_soon(last)
+                await watch(nodes, gate, held)
+            outer.cancel_scope.cancel()  # the relay
     return nodes, gate
 
 
@@ -150,7 +153,10 @@ async def test_a_relayed_link_becomes_direct_once_the_direct_address_answers(
 
     async def watch(nodes: list[Node], gate: DirectGate, held: HeldBot) -> None:
         _, first, last = nodes
-        await _until(lambda: _path(last, first.me) == "relay", "the link starts relayed")
+        await _until(
+            lambda: _path(last, first.me) == "relay" and _path(first, last.me) == "relay",
+            "the link starts relayed, on both sides",
+        )
         relayed = last.links[first.me]
         assert first.me in last._relayed and last.me in first._relayed
         assert last.session is not None and first.me in last.session.relayed_paths
