@@ -149,7 +149,7 @@ async def test_a_relayed_link_becomes_direct_once_the_direct_address_answers(
 ) -> None:
     monkeypatch.setattr(links, "UPGRADE_FIRST", 0.2)
     monkeypatch.setattr(links, "UPGRADE_MAX", 0.4)
-    seen: dict[str, object] = {}
+    seen: dict[str, frozenset[bytes]] = {}
 
     async def watch(nodes: list[Node], gate: DirectGate, held: HeldBot) -> None:
         _, first, last = nodes
@@ -166,17 +166,17 @@ async def test_a_relayed_link_becomes_direct_once_the_direct_address_answers(
         gate.opened.set()
         await _until(lambda: _path(last, first.me) == "direct", "the link becomes direct")
         await _until(lambda: _path(first, last.me) == "direct", "the listener's side too")
-        seen["last relayed"] = set(last._relayed)
-        seen["first relayed"] = set(first._relayed)
+        seen["last relayed"] = frozenset(last._relayed)
+        seen["first relayed"] = frozenset(first._relayed)
         assert last.session is not None
         seen["paths"] = last.session.relayed_paths
         held.release.set()
 
     nodes, _ = await _table(tmp_path, "refuse", watch)
     _, first, last = nodes
-    assert first.me not in seen["last relayed"]  # type: ignore[operator]
-    assert last.me not in seen["first relayed"]  # type: ignore[operator]
-    assert first.me not in seen["paths"]  # type: ignore[operator]
+    assert first.me not in seen["last relayed"]
+    assert last.me not in seen["first relayed"]
+    assert first.me not in seen["paths"]
     assert last.stats.upgrades == 1
     # the host, the first joiner through the relay, then directly: no redial in between
     assert last.stats.links == 3 and first.stats.links == 3
