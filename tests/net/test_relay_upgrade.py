@@ -40,13 +40,15 @@ longer, so holding never ends the game with a timeout)."""
 
 
 class DirectGate:
-    """The last joiner's direct connections to one port: refused (``refuse``) or left
-    unanswered (``silent``) until :attr:`opened` is set; counted."""
+    """The last joiner's direct connections to one port: refused (``refuse``), left
+    unanswered (``silent``) or answered by another peer (``another-key``: the connection goes
+    to port :attr:`elsewhere`) until :attr:`opened` is set; counted."""
 
-    def __init__(self, node: Node, port: int, mode: str) -> None:
+    def __init__(self, node: Node, port: int, mode: str, elsewhere: int) -> None:
         self.real = node._connect_direct
         self.port = port
         self.mode = mode
+        self.elsewhere = elsewhere
         self.opened = trio.Event()
         self.shut_tries = 0  # tries while shut
 
@@ -55,6 +57,8 @@ class DirectGate:
             self.shut_tries += 1
             if self.mode == "refuse":
                 raise ConnectionRefusedError(errno.ECONNREFUSED, "refused by the test")
+            if self.mode == "another-key":
+                return await self.real(host, self.elsewhere)
             await trio.sleep_forever()
         return await self.real(host, port)
 
@@ -124,7 +128,7 @@ async def _table(tmp_path: Path, mode: str, watch: Watch) -> tuple[list[Node], D
                 host_port = await nursery.start(nodes[0].host, config, 0)
                 join = functools.partial(nodes[1].join, room=room)
                 first_port = await nursery.start(join, LOOPBACK, host_port)
-                gate = DirectGate(nodes[2], first_port, mode)
+                gate = DirectGate(nodes[2], first_port, mode, host_port)
                 nodes[2]._connect_direct = gate  # type: ignore[method-assign]
                 last = functools.partial(nodes[2].join, LOOPBACK, host_port, room=room)
                 nursery.start_soon(last)
@@ -184,9 +188,13 @@ async def test_a_relayed_link_becomes_direct_once_the_direct_address_answers(
 
 
 @pytest.mark.trio
-async def test_a_direct_address_that_never_answers_leaves_the_link_relayed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("mode", ["silent", "another-key"])
+async def test_a_direct_address_that_never_answers_as_the_peer_leaves_the_link_relayed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
+    """``silent``: nothing answers there (each try ends after :data:`DIRECT_TRY`).
+    ``another-key``: another peer answers there (the host): its key is not the one dialed,
+    so no try gets a link, and none goes through the relay."""
     monkeypatch.setattr(links, "UPGRADE_FIRST", 0.2)
     monkeypatch.setattr(links, "UPGRADE_MAX", 0.4)
     monkeypatch.setattr(links, "DIRECT_TRY", 0.5)
@@ -199,7 +207,7 @@ async def test_a_direct_address_that_never_answers_leaves_the_link_relayed(
         assert last.links.get(first.me) is relayed
         held.release.set()
 
-    nodes, _ = await _table(tmp_path, "silent", watch)
+    nodes, _ = await _table(tmp_path, mode, watch)
     host, first, last = nodes
     assert last.stats.upgrades == 0
     assert first.me in last._relayed and last.me in first._relayed
