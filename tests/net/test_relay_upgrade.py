@@ -2,12 +2,13 @@
 
 Three peers and a relay in one trio run on 127.0.0.1, all listening and all registered at the
 relay. The last joiner's direct connections to the first joiner's port go through
-:meth:`~moska_p2p.net.links.LinkNode._connect_direct`, which the test wraps: it refuses (or
-never answers) until the test opens it. So that link starts through the relay; once the direct
-path opens, the dialer's background tries reach it and the direct link replaces the relayed
-one (both sides stop counting the peer as relayed); while it stays shut, the tries change
-nothing. The host's bot holds its first move until the test has seen what it checks, so the
-game cannot end first (bounded, well within the table's timeout). Every wait is bounded.
+:meth:`~moska_p2p.net.links.LinkNode._connect_direct`, which the test wraps: it refuses,
+never answers, or reaches another peer's port, until the test opens it. So that link starts
+through the relay; once the direct path opens, the dialer's background tries reach it and the
+direct link replaces the relayed one (both sides stop counting the peer as relayed); while it
+stays shut, the tries change nothing. The host's bot holds its first move until the test has
+seen what it checks, so the game cannot end first (bounded, well within the table's
+timeout). Every wait is bounded.
 """
 
 from __future__ import annotations
