@@ -7,6 +7,13 @@ to :mod:`.watch_host`, with a proof of its own kind); both ends prove their keys
 each other's fresh nonce (:mod:`.wire`), and the connection keeps its link id, which every
 later link message is signed over. A game link then runs as a :class:`~.link.Link`
 until it drops; the later peer redials with backoff.
+
+**Paths.** With a relay, the later peer tries the direct address for :data:`DIRECT_TRY` s and
+falls back to a virtual link through the relay. A link that fell back does not stay relayed
+for good: while it is served, the dialer tries the direct address again in the background
+(:data:`UPGRADE_FIRST`, doubling to :data:`UPGRADE_MAX`), and a direct link that proves the
+right key replaces the relayed one at once (the listener replaces the older link of the same
+key, as after any redial, and both sides resync). A failed try changes nothing.
 """
 
 from __future__ import annotations
@@ -57,6 +64,16 @@ MAX_BACKOFF = 1.0
 
 DIRECT_TRY = 3.0
 """Seconds a direct dial may take when a relay could carry the link instead."""
+
+UPGRADE_FIRST = 5.0
+"""Seconds after a link to an earlier peer fell back to the relay before its direct address
+is tried again: long enough for a peer that was restarting (or a transient failure) when we
+dialed to answer, short enough that most of the game runs direct."""
+
+UPGRADE_MAX = 60.0
+"""The longest wait between two tries of a direct address (doubling from
+:data:`UPGRADE_FIRST`): an address that never answers costs one connection attempt a
+minute, for as long as the relayed link lasts."""
 
 REFUSE_WAIT = 5.0
 """Seconds at most to hand a ``refuse`` to a peer before closing. The frame is small and our
@@ -209,13 +226,18 @@ class LinkNode(RunnerNode):
                 raise RelayUnreachable("that peer is reached through a relay, and we have none")
             return await relay.open(key)
         if relay is None or key is None:
-            return await trio.open_tcp_stream(host, port)
+            return await self._connect_direct(host, port)
         try:
             with trio.fail_after(DIRECT_TRY):
-                return await trio.open_tcp_stream(host, port)
+                return await self._connect_direct(host, port)
         except (OSError, trio.TooSlowError) as error:
             log.info("%s:%d does not answer (%s): through the relay", host, port, _reason(error))
         return await relay.open(key)
+
+    async def _connect_direct(self, host: str, port: int) -> trio.abc.HalfCloseableStream:
+        """A TCP connection to ``host:port``: the one place this node opens a direct
+        connection to a peer (so that a test can make that path fail, then answer)."""
+        return await trio.open_tcp_stream(host, port)
 
     async def _handshake_in(self, fs: FrameStream, address: str, ticket: Ticket) -> None:
         """Our side of a connection to our port: a ``hi`` with a fresh nonce, the dialer's
@@ -326,7 +348,8 @@ class LinkNode(RunnerNode):
 
     async def _keep_link(self, index: int, first: FrameStream | None) -> None:
         """Keep the link to an earlier peer up: dial, serve, and redial with backoff after a
-        drop, until the game is over or that peer said ``bye``."""
+        drop, until the game is over or that peer said ``bye``. A relayed link that a direct
+        one replaced (:meth:`_serve_kept`) is followed by that one at once, not by a redial."""
         saved = self.saved
         assert saved is not None
         entry = saved.roster[index]
@@ -335,50 +358,174 @@ class LinkNode(RunnerNode):
             host, port = saved.host_address
         delay = MIN_BACKOFF
         stream = first
-        while not self.closing.is_set() and entry.key not in self.gone:
-            if stream is None:
+        try:
+            while not self.closing.is_set() and entry.key not in self.gone:
+                if stream is None:
+                    try:
+                        stream = await self._dial(host, port, entry.key)
+                    except Exception as error:
+                        log.info(
+                            "cannot reach %s at %s:%d: %s",
+                            self._label(entry.key),
+                            host,
+                            port,
+                            _reason(error),
+                        )
+                if stream is not None:
+                    delay = MIN_BACKOFF
+                    served, stream = stream, None
+                    try:
+                        stream = await self._serve_kept(entry.key, host, port, served)
+                    finally:
+                        await trio.aclose_forcefully(served.stream)
+                    if self.closing.is_set() or entry.key in self.gone:
+                        break
+                    if stream is not None:  # a direct link replaced the relayed one
+                        continue
+                await trio.sleep(delay)
+                delay = min(delay * 2, MAX_BACKOFF)
+        finally:
+            if stream is not None:  # never served: the table broke up first
+                await trio.aclose_forcefully(stream.stream)
+
+    async def _serve_kept(
+        self, key: bytes, host: str, port: int, fs: FrameStream
+    ) -> FrameStream | None:
+        """Serve the link ``fs`` to the earlier peer ``key`` until it ends (None). A link
+        through the relay to a peer with a direct address is served alongside
+        :meth:`_upgrade`: when that one opens a direct link, the relayed one stops being
+        served and the direct one is returned, for the caller to serve instead."""
+        relayed = isinstance(fs.stream, VirtualStream)
+        if not relayed or host == RELAYED_HOST or key in self._upgrading:
+            await self._serve_link(key, fs)
+            return None
+        direct: FrameStream | None = None
+        self._upgrading.add(key)  # one upgrade loop per peer, whatever calls this
+        try:
+            async with trio.open_nursery() as nursery:
+
+                async def serve() -> None:
+                    await self._serve_link(key, fs)
+                    nursery.cancel_scope.cancel()  # the link ended: stop trying
+
+                async def upgrade() -> None:
+                    nonlocal direct
+                    direct = await self._upgrade(key, host, port, fs)
+                    if direct is not None:
+                        nursery.cancel_scope.cancel()  # stop serving the relayed link
+
+                nursery.start_soon(serve)
+                nursery.start_soon(upgrade)
+        except BaseException:
+            if direct is not None:
+                await trio.aclose_forcefully(direct.stream)
+            raise
+        finally:
+            self._upgrading.discard(key)
+        if direct is not None:
+            log.info(
+                "reached %s directly at %s:%d: the link leaves the relay",
+                self._label(key),
+                host,
+                port,
+            )
+            self.stats.upgrades += 1
+        return direct
+
+    async def _upgrade(
+        self, key: bytes, host: str, port: int, relayed: FrameStream
+    ) -> FrameStream | None:
+        """Try the direct address of the earlier peer ``key`` while our link to it goes
+        through the relay, with backoff (:data:`UPGRADE_FIRST` doubling to
+        :data:`UPGRADE_MAX`); each try is :meth:`_dial_direct` (:data:`DIRECT_TRY` s to
+        connect, then the handshake within the send timeout). The direct link, proved as any
+        other, once one opens; None when there is nothing to upgrade any more (the relayed
+        link is ending, the table breaks up, the peer said ``bye``). A failed try changes
+        nothing. No try while a game is over (between the games of a session, until the next
+        begins): the end of a game, and of the table, is said on the links as they are, not
+        on a link that replaces one under its last frames."""
+        delay = UPGRADE_FIRST
+
+        def wanted() -> bool:
+            link = self.links.get(key)
+            return (
+                link is not None
+                and link.stream is relayed
+                and not link.closing
+                and not self.closing.is_set()
+                and key not in self.gone
+            )
+
+        while True:
+            await trio.sleep(delay)
+            delay = min(delay * 2, UPGRADE_MAX)
+            if not wanted():
+                return None
+            if self.over.is_set():
+                continue
+            try:
+                with trio.fail_after(self.send_timeout):
+                    direct = await self._dial_direct(host, port, key)
+            except Exception as error:
+                log.info(
+                    "%s at %s:%d: still through the relay (%s)",
+                    self._label(key),
+                    host,
+                    port,
+                    _reason(error),
+                )
+                continue
+            if wanted():  # (a game that ended meanwhile: the new link resyncs its end)
+                return direct
+            await trio.aclose_forcefully(direct.stream)
+            return None
+
+    async def _dial(self, host: str, port: int, key: bytes) -> FrameStream:
+        """Open a game link to the earlier peer ``key`` at ``host:port``: directly
+        (:meth:`_dial_direct`), or through the relay when there is one and that address is
+        the relay's, does not answer, or another key answers there."""
+        relay = self.relay_client
+        with trio.fail_after(self.send_timeout):
+            if host != RELAYED_HOST:
                 try:
-                    stream = await self._dial(host, port, entry.key)
-                except Exception as error:
+                    return await self._dial_direct(host, port, key)
+                except (OSError, trio.TooSlowError, _AnotherKey) as error:
+                    if relay is None:
+                        raise
                     log.info(
-                        "cannot reach %s at %s:%d: %s",
-                        self._label(entry.key),
+                        "%s:%d does not answer (%s): through the relay",
                         host,
                         port,
                         _reason(error),
                     )
-            if stream is not None:
-                delay = MIN_BACKOFF
-                try:
-                    await self._serve_link(entry.key, stream)
-                finally:
-                    await trio.aclose_forcefully(stream.stream)
-                    stream = None
-                if self.closing.is_set() or entry.key in self.gone:
-                    break
-            await trio.sleep(delay)
-            delay = min(delay * 2, MAX_BACKOFF)
+            elif relay is None:
+                raise RelayUnreachable("that peer is reached through a relay, and we have none")
+            return await self._handshake_out(await relay.open(key), key)
 
-    async def _dial(self, host: str, port: int, key: bytes) -> FrameStream:
-        """Open a game link to the earlier peer ``key`` at ``host:port``: its ``hi``, our
-        ``link`` with our proof, its ``welcome`` with its proof over our fresh nonce (a
-        replayed ``hi`` cannot give that)."""
-        with trio.fail_after(self.send_timeout):
-            stream = await self._open_stream(host, port, key)
-            try:
-                fs = FrameStream(stream)
-                hi = await fs.receive_net(HI)
-                if hi.key != key and self.relay_client is not None and host != RELAYED_HOST:
-                    await trio.aclose_forcefully(stream)  # another machine's peer: not there
-                    stream = await self.relay_client.open(key)
-                    fs = FrameStream(stream)
-                    hi = await fs.receive_net(HI)
-                if hi.key != key:
-                    raise HandshakeError("another key answers at that address")
-                await self._prove(fs, LINK, self._table_id, key, hi.body["nonce"], {})
-            except BaseException:
-                await trio.aclose_forcefully(stream)
-                raise
+    async def _dial_direct(self, host: str, port: int, key: bytes) -> FrameStream:
+        """A game link to ``key`` over TCP to ``host:port`` and nothing else (never the relay):
+        the connection (within :data:`DIRECT_TRY` s when a relay could carry the link
+        instead), then :meth:`_handshake_out`. Shared by :meth:`_dial` and :meth:`_upgrade`."""
+        if self.relay_client is None:
+            stream = await self._connect_direct(host, port)
+        else:
+            with trio.fail_after(DIRECT_TRY):
+                stream = await self._connect_direct(host, port)
+        return await self._handshake_out(stream, key)
+
+    async def _handshake_out(self, stream: trio.abc.HalfCloseableStream, key: bytes) -> FrameStream:
+        """The dialer's handshake of a game link on ``stream`` (closed if it fails): the
+        listener's ``hi``, our ``link`` with our proof, its ``welcome`` with its proof over our
+        fresh nonce (a replayed ``hi`` cannot give that)."""
+        try:
+            fs = FrameStream(stream)
+            hi = await fs.receive_net(HI)
+            if hi.key != key:  # another machine's peer at that address: not there
+                raise _AnotherKey("another key answers at that address")
+            await self._prove(fs, LINK, self._table_id, key, hi.body["nonce"], {})
+        except BaseException:
+            await trio.aclose_forcefully(stream)
+            raise
         return fs
 
     async def _prove(
@@ -421,6 +568,11 @@ class LinkNode(RunnerNode):
     ) -> None:
         """Seat a joiner whose key is proved: the lobby's job (:mod:`.lobby`)."""
         raise NotImplementedError
+
+
+class _AnotherKey(HandshakeError):
+    """Another key than the peer's answers at its direct address (another machine's peer
+    behind the same address): with a relay, the peer is reached through it instead."""
 
 
 def _listen_failure(bind: str, port: int, error: OSError) -> str:

@@ -105,6 +105,7 @@ class Stats:
     code: int = -1
     accept_errors: int = 0  # accepts that failed (out of descriptors...)
     refused_connections: int = 0  # closed at once: over the caps on unauthenticated ones
+    upgrades: int = 0  # relayed links that a direct one replaced (.links, "Paths")
 
 
 @dataclass
@@ -181,6 +182,7 @@ class NodeState:
         self._room: bytes | None = None  # a joiner's invite: the table it must be
         self._relay_address: tuple[str, int] | None = None  # as the others dial it
         self._relayed: set[bytes] = set()  # peers whose latest link went through a relay
+        self._upgrading: set[bytes] = set()  # earlier peers whose direct address we retry
 
     def _conclude(self, outcome: Outcome) -> None:
         if self.outcome is not None:

@@ -1,0 +1,217 @@
+"""A link that fell back to the relay becomes direct when the direct address answers.
+
+Three peers and a relay in one trio run on 127.0.0.1, all listening and all registered at the
+relay. The last joiner's direct connections to the first joiner's port go through
+:meth:`~moska_p2p.net.links.LinkNode._connect_direct`, which the test wraps: it refuses,
+never answers, or reaches another peer's port, until the test opens it. So that link starts
+through the relay; once the direct path opens, the dialer's background tries reach it and the
+direct link replaces the relayed one (both sides stop counting the peer as relayed); while it
+stays shut, the tries change nothing. The host's bot holds its first move until the test has
+seen what it checks, so the game cannot end first (bounded, well within the table's
+timeout). Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import secrets
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+import trio
+
+from moska_p2p.bots.loader import load_bot
+from moska_p2p.crypto.identity import Identity
+from moska_p2p.net import links
+from moska_p2p.net.node import Node, NodeOptions
+from moska_p2p.net.port import GamePort
+from moska_p2p.net.relay import RelayServer
+from moska_p2p.net.relay_client import VirtualStream
+from moska_p2p.net.relay_proto import ROOM_SIZE
+from moska_p2p.protocol.config import TableConfig, lobby_id
+from moska_p2p.protocol.transcript import verify_transcript
+from moska_p2p.table.networked import BotAtTable
+
+LOOPBACK = "127.0.0.1"
+HOLD = 30.0
+"""Seconds at most the host's bot holds its first move for the test (the table's timeout is
+longer, so holding never ends the game with a timeout)."""
+
+
+class DirectGate:
+    """The last joiner's direct connections to one port: refused (``refuse``), left
+    unanswered (``silent``) or answered by another peer (``another-key``: the connection goes
+    to port :attr:`elsewhere`) until :attr:`opened` is set; counted."""
+
+    def __init__(self, node: Node, port: int, mode: str, elsewhere: int) -> None:
+        self.real = node._connect_direct
+        self.port = port
+        self.mode = mode
+        self.elsewhere = elsewhere
+        self.opened = trio.Event()
+        self.shut_tries = 0  # tries while shut
+
+    async def __call__(self, host: str, port: int) -> trio.abc.HalfCloseableStream:
+        if port == self.port and not self.opened.is_set():
+            self.shut_tries += 1
+            if self.mode == "refuse":
+                raise ConnectionRefusedError(errno.ECONNREFUSED, "refused by the test")
+            if self.mode == "another-key":
+                return await self.real(host, self.elsewhere)
+            await trio.sleep_forever()
+        return await self.real(host, port)
+
+
+class HeldBot(BotAtTable):
+    """A bot whose first move waits (at most :data:`HOLD` s) until :attr:`release` is set."""
+
+    def __init__(self, bot: object) -> None:
+        super().__init__(bot)
+        self.release = trio.Event()
+
+    async def play(self, port: GamePort) -> None:
+        with trio.move_on_after(HOLD):
+            await self.release.wait()
+        await super().play(port)
+
+
+def _node(tmp_path: Path, index: int, player: BotAtTable, relay: tuple[str, int]) -> Node:
+    options = NodeOptions(
+        identity=Identity.generate(),
+        player=player,
+        transcript=tmp_path / f"p{index}.moska",
+        name=f"p{index}",
+        bind=LOOPBACK,
+        connect_timeout=5.0,
+        lobby_wait=30.0,
+        echo=lambda line: None,
+        relay=relay,
+    )
+    return Node(options)
+
+
+def _path(node: Node, key: bytes) -> str:
+    """How ``node``'s current link to ``key`` goes: "relay", "direct" or "none"."""
+    link = node.links.get(key)
+    if link is None:
+        return "none"
+    return "relay" if isinstance(link.stream.stream, VirtualStream) else "direct"
+
+
+async def _until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Poll ``check()`` until it is true, within ``timeout`` s."""
+    with trio.move_on_after(timeout) as scope:
+        while not check():
+            await trio.sleep(0.01)
+    assert not scope.cancelled_caught, f"not within {timeout} s: {what}"
+
+
+Watch = Callable[[list[Node], DirectGate, "HeldBot"], Awaitable[None]]
+
+
+async def _table(tmp_path: Path, mode: str, watch: Watch) -> tuple[list[Node], DirectGate]:
+    """Play a 3-seat table through a relay; the last joiner's direct path to the first
+    joiner is gated (``mode``); ``watch(nodes, gate, host_bot)`` runs alongside."""
+    config = TableConfig("durak", 3, secrets.token_bytes(32), {}, 60.0)
+    room = lobby_id(config)[:ROOM_SIZE]
+    held = HeldBot(load_bot("greedy", seed=0))
+    with trio.fail_after(120):
+        async with trio.open_nursery() as outer:
+            relay = RelayServer()
+            await outer.start(relay.serve, LOOPBACK, 0)
+            where = (LOOPBACK, relay.port)
+            players = [held, BotAtTable(load_bot("random", seed=1)),
+                       BotAtTable(load_bot("random", seed=2))]  # fmt: skip
+            nodes = [_node(tmp_path, i, p, where) for i, p in enumerate(players)]
+            async with trio.open_nursery() as nursery:  # the table: done when all are done
+                host_port = await nursery.start(nodes[0].host, config, 0)
+                join = functools.partial(nodes[1].join, room=room)
+                first_port = await nursery.start(join, LOOPBACK, host_port)
+                gate = DirectGate(nodes[2], first_port, mode, host_port)
+                nodes[2]._connect_direct = gate  # type: ignore[method-assign]
+                last = functools.partial(nodes[2].join, LOOPBACK, host_port, room=room)
+                nursery.start_soon(last)
+                await watch(nodes, gate, held)
+            outer.cancel_scope.cancel()  # the relay
+    return nodes, gate
+
+
+def _check_records(tmp_path: Path, nodes: list[Node]) -> None:
+    """Every peer finished the game with no verdict, and every transcript verifies to the
+    same final state."""
+    outcomes = [node.outcome for node in nodes]
+    assert all(o is not None and o.code == 0 and o.verdict is None for o in outcomes), outcomes
+    reports = [verify_transcript(tmp_path / f"p{i}.moska") for i in range(len(nodes))]
+    hashes = {report.final_state_hash for report in reports}
+    assert len(hashes) == 1 and None not in hashes
+
+
+@pytest.mark.trio
+async def test_a_relayed_link_becomes_direct_once_the_direct_address_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(links, "UPGRADE_FIRST", 0.2)
+    monkeypatch.setattr(links, "UPGRADE_MAX", 0.4)
+    seen: dict[str, frozenset[bytes]] = {}
+
+    async def watch(nodes: list[Node], gate: DirectGate, held: HeldBot) -> None:
+        _, first, last = nodes
+        await _until(
+            lambda: _path(last, first.me) == "relay" and _path(first, last.me) == "relay",
+            "the link starts relayed, on both sides",
+        )
+        relayed = last.links[first.me]
+        assert first.me in last._relayed and last.me in first._relayed
+        assert last.session is not None and first.me in last.session.relayed_paths
+        # two background tries while the direct path is shut: nothing changes
+        await _until(lambda: gate.shut_tries >= 3, "the dial and two tries of the direct path")
+        assert last.links.get(first.me) is relayed and last.stats.upgrades == 0
+        gate.opened.set()
+        await _until(lambda: _path(last, first.me) == "direct", "the link becomes direct")
+        await _until(lambda: _path(first, last.me) == "direct", "the listener's side too")
+        seen["last relayed"] = frozenset(last._relayed)
+        seen["first relayed"] = frozenset(first._relayed)
+        assert last.session is not None
+        seen["paths"] = last.session.relayed_paths
+        held.release.set()
+
+    nodes, _ = await _table(tmp_path, "refuse", watch)
+    _, first, last = nodes
+    assert first.me not in seen["last relayed"]
+    assert last.me not in seen["first relayed"]
+    assert first.me not in seen["paths"]
+    assert last.stats.upgrades == 1
+    # the host, the first joiner through the relay, then directly: no redial in between
+    assert last.stats.links == 3 and first.stats.links == 3
+    _check_records(tmp_path, nodes)
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("mode", ["silent", "another-key"])
+async def test_a_direct_address_that_never_answers_as_the_peer_leaves_the_link_relayed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """``silent``: nothing answers there (each try ends after :data:`DIRECT_TRY`).
+    ``another-key``: another peer answers there (the host): its key is not the one dialed,
+    so no try gets a link, and none goes through the relay."""
+    monkeypatch.setattr(links, "UPGRADE_FIRST", 0.2)
+    monkeypatch.setattr(links, "UPGRADE_MAX", 0.4)
+    monkeypatch.setattr(links, "DIRECT_TRY", 0.5)
+
+    async def watch(nodes: list[Node], gate: DirectGate, held: HeldBot) -> None:
+        _, first, last = nodes
+        await _until(lambda: _path(last, first.me) == "relay", "the link starts relayed")
+        relayed = last.links[first.me]
+        await _until(lambda: gate.shut_tries >= 4, "the dial and three tries of the direct path")
+        assert last.links.get(first.me) is relayed
+        held.release.set()
+
+    nodes, _ = await _table(tmp_path, mode, watch)
+    host, first, last = nodes
+    assert last.stats.upgrades == 0
+    assert first.me in last._relayed and last.me in first._relayed
+    # one link to each other peer, for the whole game: failed tries churn nothing
+    assert last.stats.links == 2 and first.stats.links == 2 and host.stats.links == 2
+    _check_records(tmp_path, nodes)
