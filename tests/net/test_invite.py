@@ -12,7 +12,7 @@ import pytest
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.net.invite import Invite, InviteError, looks_like_invite, parse_invite
 
-KEY = Identity.from_seed(bytes([7]) * 32).public_bytes  # fixed: test ids must not change between runs
+KEY = Identity.from_seed(bytes([7]) * 32).public_bytes  # fixed: the same test ids in every worker
 TABLE = bytes(range(16))
 
 
