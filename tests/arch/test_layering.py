@@ -32,6 +32,7 @@ ALLOWED: dict[str, set[str]] = {
     "bots": {"cards", "engine"},
     "rl": {"cards", "engine", "bots"},
     "net": {"cards", "engine", "crypto", "protocol"},
+    "tournament": {"cards", "engine", "crypto", "protocol"},
     "table": {"cards", "engine", "crypto", "protocol", "bots", "net"},
     "arena": {"cards", "engine", "bots", "table"},
     "ui": {"cards", "rules_text", "engine", "crypto", "protocol", "bots", "table", "arena",
