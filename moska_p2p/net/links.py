@@ -23,17 +23,17 @@ import logging
 import math
 import secrets
 import socket
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import trio
 
-from ..crypto.identity import fingerprint_of
+from ..crypto.identity import Identity, fingerprint_of
 from ..protocol.config import lobby_id
 from .admission import Ticket
 from .link import Link
 from .relay_client import RELAYED_HOST, RelayUnreachable, VirtualStream
 from .runner import RunnerNode
-from .state import EXIT_FAILED, Outcome, _reason
+from .state import EXIT_FAILED, Outcome, reason_of
 from .wire import (
     DIALER,
     HI,
@@ -89,8 +89,29 @@ ACCEPT_QUIET = 10.0
 _RESOURCE_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
+class WatchDoor(Protocol):
+    """Who answers a spectator's ``watch`` at our port (:mod:`.watch_host`)."""
+
+    async def admit(
+        self, fs: FrameStream, msg: NetMessage, nonce: bytes, address: str, ticket: Ticket
+    ) -> None: ...
+
+
+async def refuse(identity: Identity, fs: FrameStream, reason: str) -> NoReturn:
+    """Tell the other side why, then end this connection (raises). The frame is signed
+    before the timer starts, and the timer is :data:`REFUSE_WAIT`: only a peer that does
+    not read can make it run out, not a slow machine. After the handshake (the lobby's
+    refusals) it is bound to this connection like any link message."""
+    frame = net_frame(identity, REFUSE, {"reason": reason}, fs.link)
+    with trio.move_on_after(REFUSE_WAIT):
+        await fs.send(frame)
+    raise HandshakeError(f"refused: {reason}")
+
+
 class LinkNode(RunnerNode):
     """A node's connections (see the module docstring)."""
+
+    spectators: WatchDoor
 
     async def _listen(self, port: int) -> list[trio.SocketListener] | None:
         """Listen on ``port`` of ``--bind``; None (the outcome concluded with the reason) when
@@ -193,7 +214,7 @@ class LinkNode(RunnerNode):
                     "closed a connection from %s: shed, to free a descriptor", where
                 )
         except Exception as error:
-            self._quiet.warning("closed a connection from %s: %s", where, _reason(error))
+            self._quiet.warning("closed a connection from %s: %s", where, reason_of(error))
         finally:
             ticket.release()
             await trio.aclose_forcefully(stream)
@@ -231,7 +252,7 @@ class LinkNode(RunnerNode):
             with trio.fail_after(DIRECT_TRY):
                 return await self._connect_direct(host, port)
         except (OSError, trio.TooSlowError) as error:
-            log.info("%s:%d does not answer (%s): through the relay", host, port, _reason(error))
+            log.info("%s:%d does not answer (%s): through the relay", host, port, reason_of(error))
         return await relay.open(key)
 
     async def _connect_direct(self, host: str, port: int) -> trio.abc.HalfCloseableStream:
@@ -245,14 +266,14 @@ class LinkNode(RunnerNode):
         :mod:`.wire`); then the connection is a lobby seat or a game link."""
         nonce = secrets.token_bytes(32)
         hello: dict[str, Any] = {"nonce": nonce, "name": self.o.name[:MAX_NAME]}
-        lobby = self._lobby
+        lobby = self.hosting
         if lobby is not None:
             hello["config"] = lobby.config.to_wire()
         with trio.fail_after(self.o.handshake_timeout):
             await fs.send(net_frame(self.identity, HI, hello))
             msg = await fs.receive_net(JOIN, LINK, WATCH)
         if msg.kind == WATCH:  # a spectator (issue 24 item 5): .watch_host
-            await self._watch_in(fs, msg, nonce, address, ticket)
+            await self.spectators.admit(fs, msg, nonce, address, ticket)
             return
         if msg.kind == JOIN:
             if lobby is None:
@@ -301,14 +322,7 @@ class LinkNode(RunnerNode):
         return entry if entry.host and entry.verify(lobby) else None
 
     async def _refuse(self, fs: FrameStream, reason: str) -> NoReturn:
-        """Tell the other side why, then end this connection (raises). The frame is signed
-        before the timer starts, and the timer is :data:`REFUSE_WAIT`: only a peer that does
-        not read can make it run out, not a slow machine. After the handshake (the lobby's
-        refusals) it is bound to this connection like any link message."""
-        frame = net_frame(self.identity, REFUSE, {"reason": reason}, fs.link)
-        with trio.move_on_after(REFUSE_WAIT):
-            await fs.send(frame)
-        raise HandshakeError(f"refused: {reason}")
+        await refuse(self.identity, fs, reason)
 
     async def _serve_link(self, key: bytes, fs: FrameStream) -> None:
         """Run a game link to ``key`` until it ends (a newer link replaces an older one)."""
@@ -324,22 +338,17 @@ class LinkNode(RunnerNode):
         self.stats.links += 1
         have = [[k, seq] for k, seq in session.sync_state().items()]
         link.send_net(SYNC, {"have": have})
-        vote = self._my_vote
-        saved = self.saved
-        if vote is None and saved is not None and saved.config.game > 1:
-            # we play game k of a session, so we said yes to it: a peer restarted between
-            # games k-1 and k asks again (its vote on k-1 is all it can resume to)
-            vote = {"game": saved.config.game - 1, "go": True}
+        vote = self.sessions.vote_for_new_link()
         if vote is not None:  # a link that was down between games: our answer
             link.send_net(NEXT, vote)
-        if self._my_result is not None:
-            link.enqueue(self._my_result)
-        log.info("connected to %s", self._label(key))
+        if self.sessions.my_result is not None:
+            link.enqueue(self.sessions.my_result)
+        log.info("connected to %s", self.label(key))
         try:
             await link.run()
-            log.info("%s closed the connection", self._label(key))
+            log.info("%s closed the connection", self.label(key))
         except Exception as error:
-            log.warning("connection to %s closed: %s", self._label(key), _reason(error))
+            log.warning("connection to %s closed: %s", self.label(key), reason_of(error))
         finally:
             if self.links.get(key) is link:
                 del self.links[key]
@@ -366,10 +375,10 @@ class LinkNode(RunnerNode):
                     except Exception as error:
                         log.info(
                             "cannot reach %s at %s:%d: %s",
-                            self._label(entry.key),
+                            self.label(entry.key),
                             host,
                             port,
-                            _reason(error),
+                            reason_of(error),
                         )
                 if stream is not None:
                     delay = MIN_BACKOFF
@@ -425,7 +434,7 @@ class LinkNode(RunnerNode):
         if direct is not None:
             log.info(
                 "reached %s directly at %s:%d: the link leaves the relay",
-                self._label(key),
+                self.label(key),
                 host,
                 port,
             )
@@ -469,10 +478,10 @@ class LinkNode(RunnerNode):
             except Exception as error:
                 log.info(
                     "%s at %s:%d: still through the relay (%s)",
-                    self._label(key),
+                    self.label(key),
                     host,
                     port,
-                    _reason(error),
+                    reason_of(error),
                 )
                 continue
             if wanted():  # (a game that ended meanwhile: the new link resyncs its end)
@@ -496,7 +505,7 @@ class LinkNode(RunnerNode):
                         "%s:%d does not answer (%s): through the relay",
                         host,
                         port,
-                        _reason(error),
+                        reason_of(error),
                     )
             elif relay is None:
                 raise RelayUnreachable("that peer is reached through a relay, and we have none")
@@ -551,12 +560,6 @@ class LinkNode(RunnerNode):
                 " (a replayed hi?)"
             )
         fs.authenticated(link_id(*parts))
-
-    async def _watch_in(
-        self, fs: FrameStream, msg: NetMessage, nonce: bytes, address: str, ticket: Ticket
-    ) -> None:
-        """A spectator's ``watch``: the host's answer and its stream (:mod:`.watch_host`)."""
-        raise NotImplementedError
 
     def _lobby_refusal(self, key: bytes, entry: Entry) -> str:
         """Why the lobby cannot seat the joiner ``key`` now ("" if it can): the lobby's answer

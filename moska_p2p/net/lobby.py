@@ -23,7 +23,7 @@ from .known import KnownPeers, KnownPeersError
 from .links import MAX_BACKOFF, MIN_BACKOFF, REFUSE_WAIT, LinkNode
 from .persist import SavedGame
 from .relay_client import RELAYED_HOST
-from .state import _Lobby, _printable, _reason, host_port
+from .state import HostLobby, host_port, printable, reason_of
 from .wire import (
     HI,
     JOIN,
@@ -98,7 +98,7 @@ class LobbyNode(LinkNode):
                 raise HandshakeError(
                     "the host there has another table than the invite's (an old invite?)"
                 )
-            host_name = _printable(str(hi.body["name"])[:MAX_NAME])
+            host_name = printable(str(hi.body["name"])[:MAX_NAME])
             relay = self.relay_client
             where = host_port(host, port) if host != RELAYED_HOST else "the relay"
             if relay is not None and host == RELAYED_HOST:
@@ -134,7 +134,7 @@ class LobbyNode(LinkNode):
             raise
         me = next(i for i, e in enumerate(roster) if e.key == self.me)
         secret = secrets.token_bytes(32)
-        path = self._game_path(config, 1)
+        path = self.sessions.game_path(config, 1)
         saved = SavedGame(path, secret, config, roster, me, self.o.name, (host, port))
         return fs, saved
 
@@ -189,7 +189,7 @@ class LobbyNode(LinkNode):
         if changes:
             for change in changes:
                 self.o.echo(change.message())
-            names = ", ".join(repr(_printable(c.name)) for c in changes)
+            names = ", ".join(repr(printable(c.name)) for c in changes)
             raise HandshakeError(
                 f"a known player's key has changed ({names}; see the warning above)"
             )
@@ -201,7 +201,7 @@ class LobbyNode(LinkNode):
         """The host's side of a ``join`` (its proof checked): seat the joiner, wait for the
         table to fill while watching the connection, then send the start and keep the
         connection as a game link."""
-        lobby = self._lobby
+        lobby = self.hosting
         assert lobby is not None
         if lobby.roster is not None and any(e.key == msg.key for e in lobby.roster):
             await self._send_start(fs, msg.key)  # a joiner that lost the start
@@ -216,7 +216,7 @@ class LobbyNode(LinkNode):
         lobby.joined[msg.key] = (entry, seat)
         count = len(lobby.joined) + 1
         self.o.echo(
-            f"{_printable(entry.name)} ({fingerprint_of(entry.key)}) joined from {address}:"
+            f"{printable(entry.name)} ({fingerprint_of(entry.key)}) joined from {address}:"
             f" {count} of {lobby.config.players} players"
         )
         if count == lobby.config.players:
@@ -235,7 +235,7 @@ class LobbyNode(LinkNode):
             if left:
                 if lobby.roster is None and lobby.joined.get(msg.key, (entry, None))[1] is seat:
                     del lobby.joined[msg.key]
-                    who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
+                    who = f"{printable(entry.name)} ({fingerprint_of(entry.key)})"
                     self.o.echo(f"{who} left before the start")
                 return
             if self.session is None:  # the host gave up (_close_lobby) or could not start
@@ -244,7 +244,7 @@ class LobbyNode(LinkNode):
             lobby.waiting -= 1
         await self._send_start(fs, msg.key)
 
-    async def _close_lobby(self, lobby: _Lobby, reason: str) -> None:
+    async def _close_lobby(self, lobby: HostLobby, reason: str) -> None:
         """The host gives up its lobby: every waiting joiner gets ``reason`` in a ``refuse``
         (via :meth:`_send_start`) before the node closes its connections, not a bare close
         ("the other side closed the connection" told it nothing)."""
@@ -257,7 +257,7 @@ class LobbyNode(LinkNode):
     def _lobby_refusal(self, key: bytes, entry: Entry) -> str:
         """Why the lobby cannot seat the joiner ``key`` (its roster ``entry``) now, "" if it
         can. Asked before the ``welcome`` too, so a refused joiner never reads "joined"."""
-        lobby = self._lobby
+        lobby = self.hosting
         assert lobby is not None
         if lobby.roster is not None:
             if not any(e.key == key for e in lobby.roster):
@@ -284,14 +284,14 @@ class LobbyNode(LinkNode):
         if known is not None and not self.o.allow_aborters:
             aborted = known.refusal_of_aborter(key)
             if aborted:
-                self.o.echo(f"refused {_printable(entry.name)!r}: {aborted}")
+                self.o.echo(f"refused {printable(entry.name)!r}: {aborted}")
                 return aborted
         if known is not None:
             changes = known.check(self.me, [(entry.name, entry.key)])
             if changes:
                 self.o.echo(changes[0].message())
                 return (
-                    f"the host knows the name {_printable(entry.name)!r} with another key"
+                    f"the host knows the name {printable(entry.name)!r} with another key"
                     f" ({fingerprint_of(changes[0].known)}); pick another name, or ask the"
                     " host to forget the old key"
                 )
@@ -310,7 +310,7 @@ class LobbyNode(LinkNode):
 
     async def _left_before_start(self, fs: FrameStream) -> bool:
         """Wait for the table to fill; True if the joiner hung up (or spoke) meanwhile."""
-        lobby = self._lobby
+        lobby = self.hosting
         assert lobby is not None
         left = False
         async with trio.open_nursery() as nursery:
@@ -320,7 +320,7 @@ class LobbyNode(LinkNode):
                 try:
                     await fs.stream.receive_some(1)  # a joiner says nothing before the start
                 except Exception as error:
-                    log.info("a joiner's connection broke: %s", _reason(error))
+                    log.info("a joiner's connection broke: %s", reason_of(error))
                 left = True
                 nursery.cancel_scope.cancel()
 
@@ -331,18 +331,18 @@ class LobbyNode(LinkNode):
 
     def _seal(self) -> None:
         """The table is full: fix the roster (host first, then joining order) and start."""
-        lobby = self._lobby
+        lobby = self.hosting
         assert lobby is not None
         host = Entry.sign(self.identity, lobby_id(lobby.config), self.o.name, "", self.port)
         lobby.roster = (host, *(entry for entry, _ in lobby.joined.values()))
         try:
             self._trust(self.me, lobby.roster)
         except (HandshakeError, KnownPeersError) as error:  # checked at each join already
-            log.warning("known players: %s", _reason(error))
+            log.warning("known players: %s", reason_of(error))
         body = {"config": lobby.config.to_wire(), "roster": [e.to_wire() for e in lobby.roster]}
         lobby.start_frame = net_frame(self.identity, START, body)
         saved = SavedGame(
-            self._game_path(lobby.config, 1),
+            self.sessions.game_path(lobby.config, 1),
             secrets.token_bytes(32),
             lobby.config,
             lobby.roster,
@@ -359,7 +359,7 @@ class LobbyNode(LinkNode):
         lobby.full.set()
 
     async def _send_start(self, fs: FrameStream, key: bytes) -> None:
-        lobby = self._lobby
+        lobby = self.hosting
         assert lobby is not None
         if self.session is None:
             await self._refuse(fs, lobby.error or "the game could not start")
@@ -367,7 +367,7 @@ class LobbyNode(LinkNode):
             await fs.send(lobby.start_frame)
         await self._serve_link(key, fs)
 
-    async def _beacon(self, lobby: _Lobby) -> None:
+    async def _beacon(self, lobby: HostLobby) -> None:
         """Announce the open table on the LAN until it fills (see :mod:`.discovery`); a
         failure only costs the announcement, never the table."""
         from .discovery import TableStatus, announce
@@ -386,7 +386,7 @@ class LobbyNode(LinkNode):
                 ready=lambda where: self.o.echo(f"{where}: find it with moska tables"),
             )
         except Exception as error:
-            log.warning("cannot announce the table on the LAN: %s", _reason(error))
+            log.warning("cannot announce the table on the LAN: %s", reason_of(error))
 
     def _announce(self, config: TableConfig) -> None:
         options = ", ".join(f"{k}={config.options[k]}" for k in sorted(config.options))
@@ -432,7 +432,7 @@ def check_roster(start: NetMessage, host_key: bytes, config: TableConfig) -> tup
     lobby = lobby_id(config)
     for entry in roster:
         if not entry.verify(lobby):
-            who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
+            who = f"{printable(entry.name)} ({fingerprint_of(entry.key)})"
             raise HandshakeError(f"the roster entry of {who} is not signed by its key")
     return roster
 

@@ -80,6 +80,7 @@ from ..protocol.config import ConfigError, TableConfig, lobby_id
 from ..protocol.frames import FrameError
 from .invite import Invite
 from .known import KnownPeersError
+from .lobby import LobbyNode
 from .persist import Route, SavedGame, SaveError, read_frames
 from .port import GamePort, Player
 from .relay import RelayServer
@@ -89,14 +90,14 @@ from .state import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    HostLobby,
     NodeOptions,
     Outcome,
     Stats,
-    _Lobby,
-    _reason,
     host_port,
+    reason_of,
 )
-from .watch_host import WatchHostNode
+from .watch_host import SpectatorHost
 from .wire import (
     SYNC,
     FrameStream,
@@ -108,16 +109,16 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "GamePort",
+    "HostLobby",
     "Node",
     "NodeOptions",
     "Outcome",
     "Player",
     "Stats",
-    "_Lobby",
 ]
 
 
-class Node(WatchHostNode):
+class Node(LobbyNode):
     """One peer: lobby, mesh, ticker, bot and files (see the module docstring).
 
     Use one of :meth:`host`, :meth:`join` or :meth:`resume` once; each returns the
@@ -126,6 +127,14 @@ class Node(WatchHostNode):
 
     _relay_served: int | None = None  # the port of the relay this host runs for the others
     _resumed_between: bool = False  # resumed in a game already over: the next one resyncs
+
+    def __init__(self, options: NodeOptions) -> None:
+        super().__init__(options)
+        self.spectators = SpectatorHost(
+            options, self.identity, self, self, self.sessions.results
+        )
+        self.on_moved = self.spectators.news
+        self.on_closed = self.spectators.flush
 
     # ------------------------------------------------------------------ entry points
 
@@ -140,7 +149,7 @@ class Node(WatchHostNode):
         listeners = await self._listen(port) if self.o.listen else []
         if listeners is None:
             return self._result()
-        lobby = self._lobby = _Lobby(config)
+        lobby = self.hosting = HostLobby(config)
         self._announce(config)
         task_status.started(self.port)
 
@@ -207,7 +216,7 @@ class Node(WatchHostNode):
                     ConfigError,
                     KnownPeersError,
                 ) as e:
-                    reason = _reason(e)
+                    reason = reason_of(e)
                     if isinstance(e, ConnectionRefusedError):
                         reason = "connection refused (no table is open at that address)"
                     elif isinstance(e, trio.TooSlowError):
@@ -316,8 +325,8 @@ class Node(WatchHostNode):
                 self.o.relay_for_others = route.relay_port
                 if not await self._start_relay(route.room):
                     return
-            self._resumed = True
-            self.o.transcript = self._session_base(saved)  # a session's other files' names
+            self.sessions.resumed = True
+            self.o.transcript = self.sessions.session_base(saved)  # a session's other files' names
             self._begin(saved, frames, {})
             self._resumed_between = self.over.is_set()
             await self._play_out()
@@ -374,9 +383,7 @@ class Node(WatchHostNode):
         """Ctrl-C: leave with a signed message; a second Ctrl-C stops at once."""
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
             async for _ in received:
-                if self._asking is not None:  # Ctrl-C at "next game?": no, the session ends
-                    self._asking.cancel()
-                    self._asking = None
+                if self.sessions.stop_asking():  # Ctrl-C at "next game?": no, the session ends
                     continue
                 if self.interrupted or self.over.is_set():
                     assert self._nursery is not None

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import trio
 
@@ -28,8 +28,16 @@ from .known import KnownPeers, KnownPeersError
 from .link import Link
 from .persist import SavedGame, TranscriptFile
 from .port import GamePort
-from .sessions import SessionNode
-from .state import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Outcome, _printable
+from .sessions import SessionBook
+from .state import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    NodeOptions,
+    NodeState,
+    Outcome,
+    printable,
+)
 from .wire import (
     BYE,
     NEXT,
@@ -66,10 +74,16 @@ class CorruptLink(HandshakeError):
     and dialed again; ``sync`` brings back what was lost."""
 
 
-class RunnerNode(SessionNode):
+class RunnerNode(NodeState):
     """A node's game runner (see the module docstring)."""
 
     _deck_work: DeckWorker | None = None
+
+    def __init__(self, options: NodeOptions) -> None:
+        super().__init__(options)
+        self.sessions = SessionBook(options, self.identity, self.links, self)
+        self.on_moved: Callable[[], None] = _nothing  # after every output handled
+        self.on_closed: Callable[[], Awaitable[None]] = _nothing_more  # the links are closed
 
     def _begin(
         self,
@@ -140,11 +154,11 @@ class RunnerNode(SessionNode):
         session = self.session
         late = session is not None and (session.stage >= RESULT or self.over.is_set())
         if late and _kind_of(frame) == SESSION_RESULT:  # another peer's session is over
-            self._take_result(source, frame)
+            self.sessions.take_result(source, frame)
             return
         if session is None or self.over.is_set():
-            if session is not None and self._next_may_come():
-                self._hold(frame, source)
+            if session is not None and self.sessions.next_may_come():
+                self.sessions.hold(frame, source)
             return
         self.stats.frames_in += 1
         self.stats.bytes_in += len(frame)
@@ -159,16 +173,16 @@ class RunnerNode(SessionNode):
         session = self.session
         if message.kind == BYE:
             self.gone.add(link.key)
-            log.info("%s is done: %s", self._label(link.key), str(message.body["reason"])[:200])
+            log.info("%s is done: %s", self.label(link.key), str(message.body["reason"])[:200])
             return
         if message.kind == REFUSE:  # a joiner that will not play the table we started
-            reason = _printable(str(message.body["reason"])[:200])
-            self.o.echo(f"{self._label(link.key)} refused the table: {reason}")
+            reason = printable(str(message.body["reason"])[:200])
+            self.o.echo(f"{self.label(link.key)} refused the table: {reason}")
             self.gone.add(link.key)
             return
         if message.kind == NEXT:  # it may come before this peer is done with that game
-            self._votes[(int(message.body["game"]), link.key)] = bool(message.body["go"])
-            self._voted.set()
+            game, go = int(message.body["game"]), bool(message.body["go"])
+            self.sessions.vote_in(game, link.key, go)
             return
         if message.kind == SYNC and session is not None:
             have: dict[bytes, int] = {}
@@ -182,7 +196,7 @@ class RunnerNode(SessionNode):
             # Done with the table: say so (a peer that reconnects after the end gets what it
             # lacks, then the goodbye). Not while a session's next game may come: the link
             # carries it, and a stuck peer's periodic sync must not end it.
-            if self.over.is_set() and not self._next_may_come():
+            if self.over.is_set() and not self.sessions.next_may_come():
                 link.finish(self._bye())
 
     def _handle(
@@ -206,8 +220,8 @@ class RunnerNode(SessionNode):
             elif isinstance(out, v.Seated):
                 self._show_seats(out)
             elif isinstance(out, v.Finished | v.Stopped):
-                if self._end is None:
-                    self._end = out
+                if self.end is None:
+                    self.end = out
                     self.stats.t_end = time.time()
                 if self.file is not None:
                     self.file.close()
@@ -222,6 +236,7 @@ class RunnerNode(SessionNode):
         if session.my_turn and self.stats.t_first_turn is None:
             self.stats.t_first_turn = time.time()
         self._turn.set()
+        self.on_moved()
 
     async def _ticker(self) -> None:
         session = self.session
@@ -260,44 +275,43 @@ class RunnerNode(SessionNode):
         politely."""
         while True:
             await self.over.wait()
-            if not self._next_may_come():
+            if not self.sessions.next_may_come():
                 # Strangers are of no use now; their descriptors may be needed to check the
                 # transcript. (Between games they may be players coming back after a restart.)
                 self._admission.shed(len(self._admission.pending))
-                self._admission.total = self._admission.configured = min(
-                    self._admission.total, 2
-                )
+                self._admission.total = self._admission.configured = min(self._admission.total, 2)
             with trio.move_on_after(5.0):  # the player's last words first (a person's table)
                 await self.o.player.closed()
             outcome = await self._outcome()
             saved = self.saved
             if saved is None or not saved.config.in_session:
                 break
-            if self._resumed and not await self._recount():
+            if self.sessions.resumed and not await self.sessions.recount():
                 self.o.echo(
                     f"game {saved.config.game} of the session was resumed after a restart: the"
                     " session ends here for this peer (its earlier games are in their own"
                     " transcripts)"
                 )
                 break
-            go_on = await self._between_games(outcome)
+            go_on = await self.sessions.between_games(outcome)
             if not go_on:
                 saved.discard()  # the session ends: no vote left to come back to
-                outcome = await self._end_session(outcome)
+                outcome = await self.sessions.end_session(outcome)
                 break
             self._next_game()
         if self.saved is not None:
             self.saved.discard()  # whatever ended the session, nothing is left to resume
         linger = 1.0 if outcome.finished is None else 5.0
         await self._shutdown(min(linger, self.saved.config.timeout if self.saved else linger))
+        await self.on_closed()
         self._conclude(outcome)
 
     async def _outcome(self) -> Outcome:
-        session, saved, end = self.session, self.saved, self._end
+        session, saved, end = self.session, self.saved, self.end
         assert session is not None and saved is not None and end is not None
-        if not (isinstance(end, v.Finished) and self._next_may_come()):
+        if not (isinstance(end, v.Finished) and self.sessions.next_may_come()):
             saved.discard()  # over: nothing left to resume (else kept for the vote, .persist)
-        names = {k: _printable(p.name or self._names.get(k, "")) for k, p in session.peers.items()}
+        names = {k: printable(p.name or self._names.get(k, "")) for k, p in session.peers.items()}
         if isinstance(end, v.Stopped):
             self._record_aborters(end.verdict)
             if end.verdict.kind == v.LEFT and end.verdict.keys == (self.me,):
@@ -308,7 +322,7 @@ class RunnerNode(SessionNode):
             self.o.echo(text)
             code = EXIT_INTERRUPTED if self.interrupted else EXIT_FAILED
             return Outcome(code, text, verdict=end.verdict, transcript=saved.transcript)
-        losers = [self._seat_label(s) for s in end.losers]
+        losers = [self.seat_label(s) for s in end.losers]
         result = " and ".join(losers) + " lost" if losers else "a draw: nobody lost"
         self.o.echo(f"result: {result}")
         report = await trio.to_thread.run_sync(verify_transcript, saved.transcript)
@@ -339,7 +353,7 @@ class RunnerNode(SessionNode):
                 kind = f"{verdict.kind}-via-relay" if relayed else verdict.kind
                 if key != self.me and known.remember_abort(key, kind, verdict.reason):
                     self.o.echo(
-                        f"{self._label(key)} ended the table before the deal: recorded in"
+                        f"{self.label(key)} ended the table before the deal: recorded in"
                         f" {self.o.known_peers}"
                     )
         except (KnownPeersError, OSError) as error:
@@ -356,7 +370,7 @@ class RunnerNode(SessionNode):
         config = saved.config.next_game(old.game_id, old.seats, dealer)
         number = config.game
         saved = SavedGame(
-            self._game_path(config, number),
+            self.sessions.game_path(config, number),
             secrets.token_bytes(32),
             config,
             saved.roster,
@@ -365,15 +379,15 @@ class RunnerNode(SessionNode):
             saved.host_address,
         )
         self.over = trio.Event()
-        self._end = None
+        self.end = None
         self._ended = False
-        self._my_vote = None
+        self.sessions.new_game()
         self.o.echo(f"game {number} of {config.games}: seat {dealer} deals (the last loser)")
         if self.o.fresh_player is not None:  # a person's table is drawn anew for each game
             self.o.player = self.o.fresh_player()
         self._begin(saved, None, {}, later=True)
         old_saved.discard()  # the next game's state is saved: the finished one's goes
-        held, self._held = self._held, []
+        held = self.sessions.take_held()
         for frame, source in held:
             with contextlib.suppress(CorruptLink):  # refused by the session: nothing to close
                 self.on_frame(frame, source)
@@ -395,8 +409,8 @@ class RunnerNode(SessionNode):
         self.stats.t_seated = time.time()
         session = self.session
         assert session is not None
-        seats = ", ".join(self._seat_label(s) for s in range(len(seated.seats)))
-        names = [self._seat_name(s) for s in range(len(seated.seats))]
+        seats = ", ".join(self.seat_label(s) for s in range(len(seated.seats)))
+        names = [self.seat_name(s) for s in range(len(seated.seats))]
         self.o.player.seated(names, session.my_seat)
         self.o.echo(f"seats: {seats}; dealer: seat {seated.dealer}; you are seat {session.my_seat}")
 
@@ -404,6 +418,14 @@ class RunnerNode(SessionNode):
         """Keep the link to the earlier peer ``index`` up: the links' job (:mod:`.links`),
         started here when a game begins."""
         raise NotImplementedError
+
+
+def _nothing() -> None:
+    pass
+
+
+async def _nothing_more() -> None:
+    pass
 
 
 def _kind_of(frame: bytes) -> str:

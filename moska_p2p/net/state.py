@@ -15,7 +15,6 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import trio
 
@@ -121,7 +120,7 @@ class Outcome:
 
 
 @dataclass
-class _Lobby:
+class HostLobby:
     """The host's side of the lobby."""
 
     config: TableConfig
@@ -152,8 +151,8 @@ class NodeState:
         self.interrupted = False
         self.port = 0
         self.stats = Stats()
-        self._end: v.Finished | v.Stopped | None = None
-        self._lobby: _Lobby | None = None
+        self.end: v.Finished | v.Stopped | None = None
+        self.hosting: HostLobby | None = None
         self._lobby_scope = trio.CancelScope()
         self._turn = trio.Event()  # set whenever the session moved: a player may wake
         self._nursery: trio.Nursery | None = None
@@ -162,21 +161,7 @@ class NodeState:
         self._admission = Admission(options.max_pending, options.max_pending_per_address)
         self._quiet = Quiet()
         self._ended = False  # the player was told of the end
-        # A session of games (M24): see the module docstring.
         self.closing = trio.Event()  # the table breaks up: links end, nobody redials
-        self.tally: Tally | None = None
-        self.game_files: list[Path] = []  # this peer's transcripts of the counted games
-        self.session_file: Path | None = None
-        self._held: list[tuple[bytes, bytes]] = []  # (frame, source) of the next game
-        self._votes: dict[tuple[int, bytes], bool] = {}  # (game, key) -> plays the next one
-        self._voted = trio.Event()
-        self._my_vote: dict[str, Any] | None = None  # our next: game, go
-        self._results: dict[bytes, bytes] = {}  # signer -> signed session result
-        self._result_in = trio.Event()
-        self._my_result: bytes | None = None
-        self._left: set[bytes] = set()  # players gone between games
-        self._resumed = False  # a game rebuilt after a crash: its session's tally is lost
-        self._asking: trio.CancelScope | None = None  # "next game?" is open (Ctrl-C: no)
         # Relays (.relay_client): our connection to the table's relay, its room, its address.
         self.relay_client: RelayClient | None = None
         self._room: bytes | None = None  # a joiner's invite: the table it must be
@@ -228,26 +213,26 @@ class NodeState:
         assert self.outcome is not None
         return self.outcome
 
-    def _seat_name(self, seat: int) -> str:
+    def seat_name(self, seat: int) -> str:
         assert self.session is not None
         return seat_name(self.session, self._names, seat)
 
-    def _seat_label(self, seat: int) -> str:
+    def seat_label(self, seat: int) -> str:
         assert self.session is not None
         return seat_label(self.session, self._names, seat)
 
-    def _label(self, key: bytes) -> str:
+    def label(self, key: bytes) -> str:
         session = self.session
         if session is not None and key in session.seat_of:
-            return self._seat_label(session.seat_of[key])
-        return f"{_printable(self._names.get(key, 'a peer'))} ({fingerprint_of(key)})"
+            return self.seat_label(session.seat_of[key])
+        return f"{printable(self._names.get(key, 'a peer'))} ({fingerprint_of(key)})"
 
 
 def seat_name(session: PeerSession, names: Mapping[bytes, str], seat: int) -> str:
     """The name seat ``seat`` goes by, safe to print: the one its player gave in its hello,
     else the one ``names`` (the roster's) has for its key."""
     key = session.seats[seat]
-    return _printable(session.peers[key].name or names.get(key, ""))
+    return printable(session.peers[key].name or names.get(key, ""))
 
 
 def seat_label(session: PeerSession, names: Mapping[bytes, str], seat: int) -> str:
@@ -256,7 +241,7 @@ def seat_label(session: PeerSession, names: Mapping[bytes, str], seat: int) -> s
     return f"seat {seat} ({seat_name(session, names, seat)}, {fingerprint_of(key)})"
 
 
-def _reason(error: BaseException) -> str:
+def reason_of(error: BaseException) -> str:
     """A short readable reason for an exception (the first of a group)."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
@@ -273,7 +258,7 @@ def _peak_rss_kb() -> int:
     return int(_resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss)
 
 
-def _printable(name: str) -> str:
+def printable(name: str) -> str:
     """A name from the network, safe to print: no control characters (no terminal escapes)."""
     return "".join(c if c.isprintable() else "?" for c in name)
 

@@ -42,9 +42,9 @@ from .state import (
     EXIT_FAILED,
     EXIT_OK,
     Outcome,
-    _printable,
-    _reason,
     host_port,
+    printable,
+    reason_of,
     seat_label,
     seat_name,
 )
@@ -163,7 +163,7 @@ class Watcher:
             finally:
                 await trio.aclose_forcefully(fs.stream)
         except (OSError, trio.TooSlowError, trio.BrokenResourceError, RelayUnreachable) as error:
-            reason = _reason(error)
+            reason = reason_of(error)
             if isinstance(error, ConnectionRefusedError):
                 reason = "connection refused (no table is open at that address)"
             return Outcome(EXIT_FAILED, f"could not watch the table at {where}: {reason}")
@@ -191,7 +191,7 @@ class Watcher:
             except (OSError, trio.TooSlowError) as error:
                 if relay is None or key is None or room is None:
                     raise
-                log.info("%s does not answer (%s): through the relay", direct, _reason(error))
+                log.info("%s does not answer (%s): through the relay", direct, reason_of(error))
         if relay is None or key is None or room is None:
             raise RelayUnreachable("no address to dial")
         assert self._nursery is not None
@@ -233,7 +233,7 @@ class Watcher:
                 raise HandshakeError("the host did not prove its key for this connection")
         fs.authenticated(watch_id(*parts))
         self.host_key = hi.key
-        host_name = _printable(str(hi.body["name"])[:MAX_NAME])
+        host_name = printable(str(hi.body["name"])[:MAX_NAME])
         self.o.echo(
             f"watching {config.preset} for {config.players} players, opened by {host_name}"
             f" ({fingerprint_of(hi.key)}); timeout {config.timeout:g} s"
@@ -255,7 +255,7 @@ class Watcher:
             raise WatchFailed(f"the host closed the table: {_said(first.body['reason'])}")
         roster = check_roster(first, self.host_key, config)
         self.keys = [e.key for e in roster]
-        self.names = {e.key: _printable(e.name) for e in roster}
+        self.names = {e.key: printable(e.name) for e in roster}
         players = ", ".join(f"{self.names[k]} ({fingerprint_of(k)})" for k in self.keys)
         self.o.echo(f"the game starts: {players}")
         silence = self.o.silence or 2 * config.timeout + 10.0
@@ -430,7 +430,7 @@ class Watcher:
 
 
 def _said(reason: object) -> str:
-    return _printable(str(reason)[:200])
+    return printable(str(reason)[:200])
 
 
 def _kind(frame: bytes) -> str:

@@ -320,7 +320,7 @@ async def test_the_roster_lists_a_joiner_where_it_says_not_where_a_relay_is(
             relay_port = listeners[0].socket.getsockname()[1]
             nursery.start_soon(trio.serve_listeners, relay, listeners)
             nursery.start_soon(joiner.join, LOOPBACK, relay_port)
-            lobby = host._lobby
+            lobby = host.hosting
             assert lobby is not None
             assert await _eventually(lambda: bool(lobby.joined), 10)
             [(entry, _)] = lobby.joined.values()
@@ -409,7 +409,7 @@ async def test_unauthenticated_connections_are_capped_per_address_and_in_all(
             # and an honest joiner still gets in
             joiner = Node(_options(tmp_path, "joiner"))
             nursery.start_soon(joiner.join, LOOPBACK, port)
-            lobby = host._lobby
+            lobby = host.hosting
             assert lobby is not None
             assert await _eventually(lambda: joiner.me in lobby.joined, 10)
             nursery.cancel_scope.cancel()
@@ -471,7 +471,7 @@ async def test_a_flood_of_big_length_prefixes_holds_no_memory(tmp_path: Path) ->
             assert peak < 2_000_000, peak
             joiner = Node(_options(tmp_path, "joiner"))
             nursery.start_soon(joiner.join, LOOPBACK, port)
-            lobby = host._lobby
+            lobby = host.hosting
             assert lobby is not None
             assert await _eventually(lambda: joiner.me in lobby.joined, 10)
             nursery.cancel_scope.cancel()
@@ -625,7 +625,7 @@ async def test_join_expect_compares_the_whole_fingerprint(tmp_path: Path) -> Non
             right = Node(_options(tmp_path, "j2", lobby_wait=60))
             typed = fingerprint.lower().replace("-", " ")
             nursery.start_soon(partial(right.join, LOOPBACK, port, expect=typed))
-            lobby = host._lobby
+            lobby = host.hosting
             assert lobby is not None
             assert await _eventually(lambda: right.me in lobby.joined, 10)
             nursery.cancel_scope.cancel()
@@ -795,7 +795,7 @@ async def test_one_key_holds_one_seat_and_one_connection_in_the_lobby(tmp_path: 
         async with trio.open_nursery() as nursery:
             port = await nursery.start(host.host, CONFIG, 0)
             streams = [await _raw_join(mallory, port) for _ in range(6)]
-            lobby = host._lobby
+            lobby = host.hosting
             assert lobby is not None
             assert list(lobby.joined) == [mallory.public_bytes]
             for fs in streams[:-1]:
@@ -836,7 +836,7 @@ async def test_a_join_from_a_small_order_key_is_refused(tmp_path: Path) -> None:
             await stream.send_all(frame)
             with trio.fail_after(3):
                 assert await fs.receive() is None  # closed
-            lobby_state = host._lobby
+            lobby_state = host.hosting
             assert lobby_state is not None and not lobby_state.joined
             await stream.aclose()
             nursery.cancel_scope.cancel()

@@ -188,7 +188,7 @@ async def _wait_for(check: Callable[[], bool], what: str) -> None:
 def _vote(node: Node, game: int, go: bool) -> None:
     """``node``'s answer to "the next game?" as :mod:`moska_p2p.net.sessions` casts it: kept
     for the links that come up later and sent on every link up now."""
-    node._cast_vote(game, go)
+    node.sessions.cast_vote(game, go)
 
 
 @pytest.mark.trio
@@ -236,16 +236,17 @@ async def test_a_no_to_the_next_game_replayed_from_another_session_is_refused(
             async with _linked(a1, b1, path):
                 await _wait_for(lambda: a_id.public_bytes in b1.links, "no first link")
                 _vote(a1, 1, False)
-                await _wait_for(lambda: (1, a_id.public_bytes) in b1._votes, "no vote")
+                await _wait_for(lambda: (1, a_id.public_bytes) in b1.sessions.votes, "no vote")
             no = path.conns[0].frames(TO_B, NEXT)[0]
             a2, b2 = _pair(tmp_path, a_id, b_id, path.port, "s2")
             async with _linked(a2, b2, path):
                 await _wait_for(lambda: a_id.public_bytes in b2.links, "no second link")
                 await path.conns[-1].inject(TO_B, no)
                 await _wait_for(
-                    lambda: bool(b2._votes) or NOT_THIS_LINK in caplog.text, "nothing happened"
+                    lambda: bool(b2.sessions.votes) or NOT_THIS_LINK in caplog.text,
+                    "nothing happened",
                 )
-                assert b2._votes == {}, "b counted a vote of another session"
+                assert b2.sessions.votes == {}, "b counted a vote of another session"
             outer.cancel_scope.cancel()
     assert f"a next message {NOT_THIS_LINK}" in caplog.text
 
