@@ -33,7 +33,7 @@ from .admission import Ticket
 from .link import Link
 from .relay_client import RELAYED_HOST, RelayUnreachable, VirtualStream
 from .runner import RunnerNode
-from .state import EXIT_FAILED, Outcome, reason_of
+from .state import EXIT_FAILED, HostLobby, Outcome, reason_of
 from .wire import (
     DIALER,
     HI,
@@ -108,10 +108,26 @@ async def refuse(identity: Identity, fs: FrameStream, reason: str) -> NoReturn:
     raise HandshakeError(f"refused: {reason}")
 
 
+class LobbyDoor(Protocol):
+    """Who answers a joiner's ``join`` at our port (:mod:`.lobby`)."""
+
+    hosting: HostLobby | None  # the host's side of the lobby (None: not a host)
+
+    def refusal(self, key: bytes, entry: Entry) -> str:
+        """Why the lobby cannot seat the joiner ``key`` now ("" if it can), asked before the
+        ``welcome``."""
+        ...
+
+    async def seat(self, fs: FrameStream, msg: NetMessage, entry: Entry, address: str) -> None:
+        """Seat a joiner whose key is proved."""
+        ...
+
+
 class LinkNode(RunnerNode):
     """A node's connections (see the module docstring)."""
 
     spectators: WatchDoor
+    lobby: LobbyDoor
 
     async def _listen(self, port: int) -> list[trio.SocketListener] | None:
         """Listen on ``port`` of ``--bind``; None (the outcome concluded with the reason) when
@@ -234,7 +250,7 @@ class LinkNode(RunnerNode):
             return
         nursery.start_soon(self._accept, stream, where, ticket, where)
 
-    async def _open_stream(
+    async def open_stream(
         self, host: str, port: int, key: bytes | None
     ) -> trio.abc.HalfCloseableStream:
         """A connection to the peer ``key`` at ``host:port``: TCP when the address is a
@@ -266,7 +282,7 @@ class LinkNode(RunnerNode):
         :mod:`.wire`); then the connection is a lobby seat or a game link."""
         nonce = secrets.token_bytes(32)
         hello: dict[str, Any] = {"nonce": nonce, "name": self.o.name[:MAX_NAME]}
-        lobby = self.hosting
+        lobby = self.lobby.hosting
         if lobby is not None:
             hello["config"] = lobby.config.to_wire()
         with trio.fail_after(self.o.handshake_timeout):
@@ -297,7 +313,7 @@ class LinkNode(RunnerNode):
                 entry = self._joiner_entry(msg, table)
                 if entry is None:
                     await self._refuse(fs, "a roster entry that its key did not sign")
-                refusal = self._lobby_refusal(msg.key, entry)
+                refusal = self.lobby.refusal(msg.key, entry)
                 if refusal:  # before the welcome: the joiner never reads "joined"
                     await self._refuse(fs, refusal)
             else:
@@ -311,9 +327,9 @@ class LinkNode(RunnerNode):
         fs.authenticated(link_id(*parts))
         ticket.release()
         if entry is not None:
-            await self._lobby_join(fs, msg, entry, address)
+            await self.lobby.seat(fs, msg, entry, address)
         else:
-            await self._serve_link(msg.key, fs)
+            await self.serve_link(msg.key, fs)
 
     def _joiner_entry(self, msg: NetMessage, lobby: bytes) -> Entry | None:
         """The roster entry a ``join`` carries, if its key signed it (and it names a place)."""
@@ -324,7 +340,7 @@ class LinkNode(RunnerNode):
     async def _refuse(self, fs: FrameStream, reason: str) -> NoReturn:
         await refuse(self.identity, fs, reason)
 
-    async def _serve_link(self, key: bytes, fs: FrameStream) -> None:
+    async def serve_link(self, key: bytes, fs: FrameStream) -> None:
         """Run a game link to ``key`` until it ends (a newer link replaces an older one)."""
         session = self.session
         assert session is not None
@@ -406,7 +422,7 @@ class LinkNode(RunnerNode):
         served and the direct one is returned, for the caller to serve instead."""
         relayed = isinstance(fs.stream, VirtualStream)
         if not relayed or host == RELAYED_HOST or key in self._upgrading:
-            await self._serve_link(key, fs)
+            await self.serve_link(key, fs)
             return None
         direct: FrameStream | None = None
         self._upgrading.add(key)  # one upgrade loop per peer, whatever calls this
@@ -414,7 +430,7 @@ class LinkNode(RunnerNode):
             async with trio.open_nursery() as nursery:
 
                 async def serve() -> None:
-                    await self._serve_link(key, fs)
+                    await self.serve_link(key, fs)
                     nursery.cancel_scope.cancel()  # the link ended: stop trying
 
                 async def upgrade() -> None:
@@ -531,13 +547,13 @@ class LinkNode(RunnerNode):
             hi = await fs.receive_net(HI)
             if hi.key != key:  # another machine's peer at that address: not there
                 raise _AnotherKey("another key answers at that address")
-            await self._prove(fs, LINK, self._table_id, key, hi.body["nonce"], {})
+            await self.prove(fs, LINK, self._table_id, key, hi.body["nonce"], {})
         except BaseException:
             await trio.aclose_forcefully(stream)
             raise
         return fs
 
-    async def _prove(
+    async def prove(
         self,
         fs: FrameStream,
         kind: str,
@@ -561,16 +577,6 @@ class LinkNode(RunnerNode):
             )
         fs.authenticated(link_id(*parts))
 
-    def _lobby_refusal(self, key: bytes, entry: Entry) -> str:
-        """Why the lobby cannot seat the joiner ``key`` now ("" if it can): the lobby's answer
-        (:mod:`.lobby`), asked before the ``welcome``."""
-        raise NotImplementedError
-
-    async def _lobby_join(
-        self, fs: FrameStream, msg: NetMessage, entry: Entry, address: str
-    ) -> None:
-        """Seat a joiner whose key is proved: the lobby's job (:mod:`.lobby`)."""
-        raise NotImplementedError
 
 
 class _AnotherKey(HandshakeError):

@@ -80,7 +80,8 @@ from ..protocol.config import ConfigError, TableConfig, lobby_id
 from ..protocol.frames import FrameError
 from .invite import Invite
 from .known import KnownPeersError
-from .lobby import LobbyNode
+from .links import LinkNode
+from .lobby import Lobby
 from .persist import Route, SavedGame, SaveError, read_frames
 from .port import GamePort, Player
 from .relay import RelayServer
@@ -118,20 +119,22 @@ __all__ = [
 ]
 
 
-class Node(LobbyNode):
+class Node(LinkNode):
     """One peer: lobby, mesh, ticker, bot and files (see the module docstring).
 
     Use one of :meth:`host`, :meth:`join` or :meth:`resume` once; each returns the
     :class:`Outcome` (also kept in :attr:`outcome`).
     """
 
+    lobby: Lobby
     _relay_served: int | None = None  # the port of the relay this host runs for the others
     _resumed_between: bool = False  # resumed in a game already over: the next one resyncs
 
     def __init__(self, options: NodeOptions) -> None:
         super().__init__(options)
+        self.lobby = Lobby(options, self.identity, self, self, self.sessions.game_path)
         self.spectators = SpectatorHost(
-            options, self.identity, self, self, self.sessions.results
+            options, self.identity, self, self.lobby, self.sessions.results
         )
         self.on_moved = self.spectators.news
         self.on_closed = self.spectators.flush
@@ -149,8 +152,8 @@ class Node(LobbyNode):
         listeners = await self._listen(port) if self.o.listen else []
         if listeners is None:
             return self._result()
-        lobby = self.hosting = HostLobby(config)
-        self._announce(config)
+        lobby = self.lobby.open(config)
+        self.lobby.announce(config)
         task_status.started(self.port)
 
         async def body() -> None:
@@ -158,12 +161,12 @@ class Node(LobbyNode):
             if not await self._start_relay(room):
                 return
             relay = self._relay_address
-            invite = Invite(self.me, room, self._direct_addresses(), relay)
+            invite = Invite(self.me, room, self.lobby.direct_addresses(), relay)
             self.o.echo(f"invite (moska join INVITE): {invite}")
-            with self._lobby_scope, trio.move_on_after(self.o.lobby_wait):
+            with self.lobby.scope, trio.move_on_after(self.o.lobby_wait):
                 async with trio.open_nursery() as waiting:
                     if self.o.announce:
-                        waiting.start_soon(self._beacon, lobby)
+                        waiting.start_soon(self.lobby.beacon, lobby)
                     await lobby.full.wait()
                     waiting.cancel_scope.cancel()  # the beacon says "closed" and stops
             if self.session is not None:
@@ -175,7 +178,7 @@ class Node(LobbyNode):
                     f"the table did not fill within {self.o.lobby_wait:g} s"
                     f" ({len(lobby.joined) + 1} of {config.players} players)"
                 )
-                await self._close_lobby(lobby, reason)
+                await self.lobby.close(lobby, reason)
                 self._conclude(Outcome(EXIT_FAILED, reason))
 
         return await self._run(listeners, body)
@@ -197,16 +200,16 @@ class Node(LobbyNode):
         listeners = await self._listen(self.o.listen_port) if self.o.listen else []
         if listeners is None:
             return self._result()
-        self._room = room
+        self.lobby.room = room
         task_status.started(self.port)
 
         async def body() -> None:
             if room is not None and not await self._start_relay(room):
                 return
             entered: tuple[FrameStream, SavedGame] | None = None
-            with self._lobby_scope:
+            with self.lobby.scope:
                 try:
-                    entered = await self._enter_lobby(host, port, expect)
+                    entered = await self.lobby.enter(host, port, expect)
                 except (
                     OSError,
                     trio.TooSlowError,
@@ -227,7 +230,7 @@ class Node(LobbyNode):
                     self._conclude(Outcome(EXIT_FAILED, f"could not join {where}: {reason}"))
             if entered is not None:
                 stream, saved = entered
-                self._begin(saved, None, {0: stream})
+                self.begin(saved, None, {0: stream})
                 await self._play_out()
             elif self.outcome is None:
                 self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
@@ -271,7 +274,7 @@ class Node(LobbyNode):
                 where = f"{self.o.bind}:{self.o.relay_for_others}"
                 self._conclude(Outcome(EXIT_FAILED, f"cannot run the relay on {where}: {why}"))
                 return False
-            here = self._direct_addresses()
+            here = self.lobby.direct_addresses()
             relay = (here[0][0] if here else "127.0.0.1", server.port)
             self._relay_served = server.port
             local = self.o.bind if self.o.bind not in ("0.0.0.0", "", "::") else "127.0.0.1"
@@ -327,13 +330,13 @@ class Node(LobbyNode):
                     return
             self.sessions.resumed = True
             self.o.transcript = self.sessions.session_base(saved)  # a session's other files' names
-            self._begin(saved, frames, {})
+            self.begin(saved, frames, {})
             self._resumed_between = self.over.is_set()
             await self._play_out()
 
         return await self._run(listeners, body)
 
-    def _begin(
+    def begin(
         self,
         saved: SavedGame,
         frames: list[bytes] | None,
@@ -343,7 +346,7 @@ class Node(LobbyNode):
     ) -> None:
         """Every game's saved state records how this peer reaches the table (its route), so
         that a restart reaches it the same way (:meth:`resume`)."""
-        super()._begin(replace(saved, route=self._route()), frames, first, later=later)
+        super().begin(replace(saved, route=self._route()), frames, first, later=later)
         session = self.session
         if later and self._resumed_between and session is not None:
             # Restarted between two games: the others may have started this one while we
@@ -392,7 +395,7 @@ class Node(LobbyNode):
                     return
                 if self.session is None:
                     self.interrupted = True
-                    self._lobby_scope.cancel()
+                    self.lobby.scope.cancel()
                 elif self.o.player.interrupt():  # a bot's seat, or a second Ctrl-C: leave
                     self.interrupted = True
                     self._leave("interrupted (Ctrl-C)")

@@ -85,7 +85,7 @@ class RunnerNode(NodeState):
         self.on_moved: Callable[[], None] = _nothing  # after every output handled
         self.on_closed: Callable[[], Awaitable[None]] = _nothing_more  # the links are closed
 
-    def _begin(
+    def begin(
         self,
         saved: SavedGame,
         frames: list[bytes] | None,
@@ -385,7 +385,7 @@ class RunnerNode(NodeState):
         self.o.echo(f"game {number} of {config.games}: seat {dealer} deals (the last loser)")
         if self.o.fresh_player is not None:  # a person's table is drawn anew for each game
             self.o.player = self.o.fresh_player()
-        self._begin(saved, None, {}, later=True)
+        self.begin(saved, None, {}, later=True)
         old_saved.discard()  # the next game's state is saved: the finished one's goes
         held = self.sessions.take_held()
         for frame, source in held:

@@ -152,8 +152,6 @@ class NodeState:
         self.port = 0
         self.stats = Stats()
         self.end: v.Finished | v.Stopped | None = None
-        self.hosting: HostLobby | None = None
-        self._lobby_scope = trio.CancelScope()
         self._turn = trio.Event()  # set whenever the session moved: a player may wake
         self._nursery: trio.Nursery | None = None
         self._table_id = b""
@@ -164,7 +162,6 @@ class NodeState:
         self.closing = trio.Event()  # the table breaks up: links end, nobody redials
         # Relays (.relay_client): our connection to the table's relay, its room, its address.
         self.relay_client: RelayClient | None = None
-        self._room: bytes | None = None  # a joiner's invite: the table it must be
         self._relay_address: tuple[str, int] | None = None  # as the others dial it
         self._relayed: set[bytes] = set()  # peers whose latest link went through a relay
         self._upgrading: set[bytes] = set()  # earlier peers whose direct address we retry

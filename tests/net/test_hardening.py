@@ -320,7 +320,7 @@ async def test_the_roster_lists_a_joiner_where_it_says_not_where_a_relay_is(
             relay_port = listeners[0].socket.getsockname()[1]
             nursery.start_soon(trio.serve_listeners, relay, listeners)
             nursery.start_soon(joiner.join, LOOPBACK, relay_port)
-            lobby = host.hosting
+            lobby = host.lobby.hosting
             assert lobby is not None
             assert await _eventually(lambda: bool(lobby.joined), 10)
             [(entry, _)] = lobby.joined.values()
@@ -348,15 +348,15 @@ def test_a_roster_entry_not_signed_by_its_key_is_refused(tmp_path: Path) -> None
         Entry.sign(other, lobby, "other", "192.0.2.1", 7002),
         Entry.sign(node.identity, lobby, "me", LOOPBACK, 7003),
     ]
-    assert node._check_start(_start(host, good), host.public_bytes, CONFIG)
+    assert node.lobby.check_start(_start(host, good), host.public_bytes, CONFIG)
     steered = Entry(other.public_bytes, "other", "198.51.100.9", 7002, good[1].sig)
     with pytest.raises(HandshakeError, match="not signed by its key"):
-        node._check_start(_start(host, [good[0], steered, good[2]]), host.public_bytes, CONFIG)
+        node.lobby.check_start(_start(host, [good[0], steered, good[2]]), host.public_bytes, CONFIG)
     elsewhere = TableConfig("moska", 3, bytes([6]) * 32, {}, 10.0)  # signed for another table
     moved = [Entry.sign(i, lobby_id(elsewhere), e.name, e.host, e.port)
              for i, e in zip((host, other, node.identity), good, strict=True)]  # fmt: skip
     with pytest.raises(HandshakeError, match="not signed by its key"):
-        node._check_start(_start(host, moved), host.public_bytes, CONFIG)
+        node.lobby.check_start(_start(host, moved), host.public_bytes, CONFIG)
 
 
 # ---------------------------------------------------------------- limits before trust (item 2)
@@ -409,7 +409,7 @@ async def test_unauthenticated_connections_are_capped_per_address_and_in_all(
             # and an honest joiner still gets in
             joiner = Node(_options(tmp_path, "joiner"))
             nursery.start_soon(joiner.join, LOOPBACK, port)
-            lobby = host.hosting
+            lobby = host.lobby.hosting
             assert lobby is not None
             assert await _eventually(lambda: joiner.me in lobby.joined, 10)
             nursery.cancel_scope.cancel()
@@ -471,7 +471,7 @@ async def test_a_flood_of_big_length_prefixes_holds_no_memory(tmp_path: Path) ->
             assert peak < 2_000_000, peak
             joiner = Node(_options(tmp_path, "joiner"))
             nursery.start_soon(joiner.join, LOOPBACK, port)
-            lobby = host.hosting
+            lobby = host.lobby.hosting
             assert lobby is not None
             assert await _eventually(lambda: joiner.me in lobby.joined, 10)
             nursery.cancel_scope.cancel()
@@ -598,11 +598,11 @@ def test_a_joiner_refuses_a_roster_with_a_changed_key(tmp_path: Path) -> None:
     lobby = lobby_id(CONFIG)
     me = Entry.sign(node.identity, lobby, "me", LOOPBACK, 7003)
     first = [Entry.sign(host, lobby, "alice", "", 7001), Entry.sign(bob, lobby, "bob", "h", 1), me]
-    node._check_start(_start(host, first), host.public_bytes, CONFIG)  # learnt
+    node.lobby.check_start(_start(host, first), host.public_bytes, CONFIG)  # learnt
     assert KnownPeers.load(known).known(host.public_bytes, "bob") == bob.public_bytes
     second = [first[0], Entry.sign(eve, lobby, "bob", "h", 1), me]
     with pytest.raises(HandshakeError, match="a known player's key has changed"):
-        node._check_start(_start(host, second), host.public_bytes, CONFIG)
+        node.lobby.check_start(_start(host, second), host.public_bytes, CONFIG)
     assert any("HAS CHANGED" in line and "bob" in line for line in echo)
 
 
@@ -625,7 +625,7 @@ async def test_join_expect_compares_the_whole_fingerprint(tmp_path: Path) -> Non
             right = Node(_options(tmp_path, "j2", lobby_wait=60))
             typed = fingerprint.lower().replace("-", " ")
             nursery.start_soon(partial(right.join, LOOPBACK, port, expect=typed))
-            lobby = host.hosting
+            lobby = host.lobby.hosting
             assert lobby is not None
             assert await _eventually(lambda: right.me in lobby.joined, 10)
             nursery.cancel_scope.cancel()
@@ -795,7 +795,7 @@ async def test_one_key_holds_one_seat_and_one_connection_in_the_lobby(tmp_path: 
         async with trio.open_nursery() as nursery:
             port = await nursery.start(host.host, CONFIG, 0)
             streams = [await _raw_join(mallory, port) for _ in range(6)]
-            lobby = host.hosting
+            lobby = host.lobby.hosting
             assert lobby is not None
             assert list(lobby.joined) == [mallory.public_bytes]
             for fs in streams[:-1]:
@@ -836,7 +836,7 @@ async def test_a_join_from_a_small_order_key_is_refused(tmp_path: Path) -> None:
             await stream.send_all(frame)
             with trio.fail_after(3):
                 assert await fs.receive() is None  # closed
-            lobby_state = host.hosting
+            lobby_state = host.lobby.hosting
             assert lobby_state is not None and not lobby_state.joined
             await stream.aclose()
             nursery.cancel_scope.cancel()

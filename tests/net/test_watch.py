@@ -283,7 +283,7 @@ async def test_a_host_that_withholds_frames_is_reported_silent_blaming_nobody(
     async def withhold(self: object, fs: FrameStream) -> None:  # the host's stream, cut short
         while host.session is None:
             await trio.sleep(0.02)
-        await fs.send(host.hosting.start_frame)  # type: ignore[union-attr]
+        await fs.send(host.lobby.hosting.start_frame)  # type: ignore[union-attr]
         stalled.set()
         await trio.sleep_forever()
 
