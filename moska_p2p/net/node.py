@@ -70,9 +70,11 @@ The seat's side (:class:`Player`, :class:`GamePort`) is :mod:`.port`. What the n
 
 from __future__ import annotations
 
+import json
+import logging
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import trio
 
@@ -80,13 +82,16 @@ from ..protocol.config import ConfigError, TableConfig, lobby_id
 from ..protocol.frames import FrameError
 from .invite import Invite
 from .known import KnownPeersError
-from .links import LinkNode
+from .link import Link
+from .links import Mesh, listen_failure
 from .lobby import Lobby
 from .persist import Route, SavedGame, SaveError, read_frames
 from .port import GamePort, Player
 from .relay import RelayServer
 from .relay_client import RELAYED_HOST, RelayClient
 from .relay_proto import ROOM_SIZE
+from .runner import RunnerNode
+from .sessions import SessionBook
 from .state import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -96,6 +101,7 @@ from .state import (
     Outcome,
     Stats,
     host_port,
+    peak_rss_kb,
     reason_of,
 )
 from .watch_host import SpectatorHost
@@ -104,6 +110,8 @@ from .wire import (
     FrameStream,
     HandshakeError,
 )
+
+log = logging.getLogger("moska_p2p.net")
 
 __all__ = [
     "EXIT_FAILED",
@@ -119,7 +127,7 @@ __all__ = [
 ]
 
 
-class Node(LinkNode):
+class Node(RunnerNode):
     """One peer: lobby, mesh, ticker, bot and files (see the module docstring).
 
     Use one of :meth:`host`, :meth:`join` or :meth:`resume` once; each returns the
@@ -132,12 +140,65 @@ class Node(LinkNode):
 
     def __init__(self, options: NodeOptions) -> None:
         super().__init__(options)
-        self.lobby = Lobby(options, self.identity, self, self, self.sessions.game_path)
+        self.outcome: Outcome | None = None
+        self._relay_address: tuple[str, int] | None = None  # the table's, as the others dial it
+        self.mesh = Mesh(options, self.identity, self.stats)
+        self.sessions = SessionBook(options, self.identity, self.mesh.links, self)
+        self.lobby = Lobby(options, self.identity, self.mesh, self, self.sessions.game_path)
         self.spectators = SpectatorHost(
             options, self.identity, self, self.lobby, self.sessions.results
         )
+        self.mesh.game = self
+        self.mesh.lobby = self.lobby
+        self.mesh.spectators = self.spectators
         self.on_moved = self.spectators.news
         self.on_closed = self.spectators.flush
+
+    @property
+    def links(self) -> dict[bytes, Link]:
+        """The live game link to each peer (the links' part, :attr:`mesh`)."""
+        return self.mesh.links
+
+    @property
+    def port(self) -> int:
+        return self.mesh.port
+
+    @property
+    def relay_client(self) -> RelayClient | None:
+        return self.mesh.relay_client
+
+    def conclude(self, outcome: Outcome) -> None:
+        if self.outcome is not None:
+            return
+        self.outcome = outcome
+        if outcome.code and outcome.verdict is None and outcome.finished is None:
+            tell = self.o.error if outcome.code == EXIT_FAILED and self.o.error else self.o.echo
+            tell(outcome.message)
+        if self.o.stats is not None:
+            for link in self.mesh.links.values():  # still open: count what they sent so far
+                self.stats.frames_out += link.frames_out
+                self.stats.bytes_out += link.bytes_out
+            self.stats.code = outcome.code
+            self.stats.seat = self.session.my_seat if self.session else -1
+            self.stats.max_rss_kb = peak_rss_kb()
+            try:
+                self.o.stats.write_text(json.dumps(asdict(self.stats)) + "\n")
+            except OSError as error:  # out of descriptors, a full disk: the game is still over
+                log.warning("cannot write the statistics to %s: %s", self.o.stats, error)
+
+    def _result(self) -> Outcome:
+        assert self.outcome is not None
+        return self.outcome
+
+    async def _listen(self, port: int) -> list[trio.SocketListener] | None:
+        """Listen on ``port`` of ``--bind``; None (the outcome concluded with the reason) when
+        this machine cannot: the port in use, an address it does not have."""
+        try:
+            return await self.mesh.listen(port)
+        except OSError as error:
+            self.conclude(Outcome(EXIT_FAILED, listen_failure(self.o.bind, port, error)))
+            return None
+
 
     # ------------------------------------------------------------------ entry points
 
@@ -170,16 +231,16 @@ class Node(LinkNode):
                     await lobby.full.wait()
                     waiting.cancel_scope.cancel()  # the beacon says "closed" and stops
             if self.session is not None:
-                await self._play_out()
+                self.conclude(await self._play_out())
             elif self.interrupted:
-                self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
+                self.conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
             else:
                 reason = lobby.error or (
                     f"the table did not fill within {self.o.lobby_wait:g} s"
                     f" ({len(lobby.joined) + 1} of {config.players} players)"
                 )
                 await self.lobby.close(lobby, reason)
-                self._conclude(Outcome(EXIT_FAILED, reason))
+                self.conclude(Outcome(EXIT_FAILED, reason))
 
         return await self._run(listeners, body)
 
@@ -227,13 +288,13 @@ class Node(LinkNode):
                     where = host_port(host, port)
                     if host == RELAYED_HOST and self.relay_client is not None:
                         where = f"the table at the relay {self.relay_client.address}"
-                    self._conclude(Outcome(EXIT_FAILED, f"could not join {where}: {reason}"))
+                    self.conclude(Outcome(EXIT_FAILED, f"could not join {where}: {reason}"))
             if entered is not None:
                 stream, saved = entered
                 self.begin(saved, None, {0: stream})
-                await self._play_out()
+                self.conclude(await self._play_out())
             elif self.outcome is None:
-                self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
+                self.conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
 
         return await self._run(listeners, body)
 
@@ -246,7 +307,7 @@ class Node(LinkNode):
         if invite.relay is not None:
             self.o.relay = invite.relay
         elif not self.o.listen:
-            self._conclude(
+            self.conclude(
                 Outcome(
                     EXIT_FAILED,
                     "this invite names no relay, so this peer must listen for the others"
@@ -272,7 +333,7 @@ class Node(LinkNode):
             except OSError as error:
                 why = error.strerror or str(error)
                 where = f"{self.o.bind}:{self.o.relay_for_others}"
-                self._conclude(Outcome(EXIT_FAILED, f"cannot run the relay on {where}: {why}"))
+                self.conclude(Outcome(EXIT_FAILED, f"cannot run the relay on {where}: {why}"))
                 return False
             here = self.lobby.direct_addresses()
             relay = (here[0][0] if here else "127.0.0.1", server.port)
@@ -284,18 +345,18 @@ class Node(LinkNode):
             return True
         self._relay_address = relay
         client = RelayClient(
-            self.identity, *dial, room, self._relayed_in, timeout=self.o.connect_timeout
+            self.identity, *dial, room, self.mesh.relayed_in, timeout=self.o.connect_timeout
         )
-        self.relay_client = client
+        self.mesh.relay_client = client
         await self._nursery.start(client.run)
         if not client.registered.is_set():
             reason = f"cannot register at the relay {client.address}: {client.error}"
             if not self.o.listen:
-                self._conclude(Outcome(EXIT_FAILED, reason))
+                self.conclude(Outcome(EXIT_FAILED, reason))
                 return False
             self.o.echo(f"{reason}; only direct connections")
         if not self.o.listen:
-            self.port = relay[1]  # our roster entry: "through the relay" (its port, for show)
+            self.mesh.port = relay[1]  # our roster entry: "through the relay" (its port, for show)
         return True
 
     async def resume(
@@ -311,7 +372,7 @@ class Node(LinkNode):
         try:
             frames = read_frames(saved.transcript, self.me)
         except SaveError as error:
-            self._conclude(Outcome(EXIT_FAILED, f"cannot resume: {error}"))
+            self.conclude(Outcome(EXIT_FAILED, f"cannot resume: {error}"))
             return self._result()
         route = saved.route
         self.o.listen = route.listen  # the roster says how the others reach us: as then
@@ -319,7 +380,7 @@ class Node(LinkNode):
         if listeners is None:
             return self._result()
         if not route.listen:
-            self.port = saved.roster[saved.me].port
+            self.mesh.port = saved.roster[saved.me].port
         task_status.started(self.port)
 
         async def body() -> None:
@@ -332,7 +393,7 @@ class Node(LinkNode):
             self.o.transcript = self.sessions.session_base(saved)  # a session's other files' names
             self.begin(saved, frames, {})
             self._resumed_between = self.over.is_set()
-            await self._play_out()
+            self.conclude(await self._play_out())
 
         return await self._run(listeners, body)
 
@@ -371,8 +432,8 @@ class Node(LinkNode):
         """Serve our port (and Ctrl-C) while ``body`` runs; everything stops when it returns."""
         try:
             async with trio.open_nursery() as nursery:
-                self._nursery = nursery
-                nursery.start_soon(self._serve, listeners)
+                self._nursery = self.mesh.nursery = nursery
+                nursery.start_soon(self.mesh.serve, listeners)
                 if self.o.handle_signals:
                     nursery.start_soon(self._signals)
                 await body()
@@ -390,7 +451,7 @@ class Node(LinkNode):
                     continue
                 if self.interrupted or self.over.is_set():
                     assert self._nursery is not None
-                    self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted"))
+                    self.conclude(Outcome(EXIT_INTERRUPTED, "interrupted"))
                     self._nursery.cancel_scope.cancel()
                     return
                 if self.session is None:

@@ -26,6 +26,7 @@ from ..protocol.transcript import verify_transcript
 from .deck_worker import DeckWorker
 from .known import KnownPeers, KnownPeersError
 from .link import Link
+from .links import Mesh
 from .persist import SavedGame, TranscriptFile
 from .port import GamePort
 from .sessions import SessionBook
@@ -79,9 +80,11 @@ class RunnerNode(NodeState):
 
     _deck_work: DeckWorker | None = None
 
+    mesh: Mesh
+    sessions: SessionBook
+
     def __init__(self, options: NodeOptions) -> None:
         super().__init__(options)
-        self.sessions = SessionBook(options, self.identity, self.links, self)
         self.on_moved: Callable[[], None] = _nothing  # after every output handled
         self.on_closed: Callable[[], Awaitable[None]] = _nothing_more  # the links are closed
 
@@ -104,7 +107,7 @@ class RunnerNode(NodeState):
             # the links of a session are bound to its first game's table id, the session id
             # (PROTOCOL.md §22), also when this peer resumes a later game after a restart
             config = saved.config
-            self._table_id = (
+            self.table_id = (
                 session_id(config, keys) if config.in_session else table_id(config, keys)
             )
         self.send_timeout = min(self.o.connect_timeout, saved.config.timeout)
@@ -134,7 +137,7 @@ class RunnerNode(NodeState):
             )
             # What happened before the crash was printed then; frames go out through sync.
             outputs = [o for o in replayed if isinstance(o, v.Seated | v.Finished | v.Stopped)]
-        self._tell_paths()  # the links of a session's earlier game carry this one
+        self.tell_paths()  # the links of a session's earlier game carry this one
         # The deck's checks and passes run in worker threads, not in this loop.
         self._deck_work = DeckWorker(self, session, self._nursery)
         if hasattr(session, "max_tick_gap"):
@@ -146,7 +149,7 @@ class RunnerNode(NodeState):
         self._nursery.start_soon(self.o.player.play, GamePort(self))
         if not later:
             for index in range(saved.me):
-                self._nursery.start_soon(self._keep_link, index, first.get(index))
+                self._nursery.start_soon(self.mesh.keep, index, first.get(index))
         self._handle(outputs)
 
     def on_frame(self, frame: bytes, source: bytes) -> None:
@@ -210,7 +213,7 @@ class RunnerNode(NodeState):
             self.file.append(session.transcript[self.file.written :])
         for out in outputs:
             if isinstance(out, v.Send):
-                for key, link in self.links.items():
+                for key, link in self.mesh.links.items():
                     # never echo a frame back over the link it came in on
                     if echo_of is None or key != echo_of[0] or out.frame != echo_of[1]:
                         link.enqueue(out.frame)
@@ -259,7 +262,7 @@ class RunnerNode(NodeState):
         one survivor and not this one comes back this way: PROTOCOL.md §23, issue 24 item
         3). At most once per :func:`sync_interval`; an answer is only what is missing."""
         have = [[key, seq] for key, seq in session.sync_state().items()]
-        for link in list(self.links.values()):
+        for link in list(self.mesh.links.values()):
             link.send_net(SYNC, {"have": have})
 
     def _leave(self, reason: str) -> None:
@@ -270,16 +273,15 @@ class RunnerNode(NodeState):
         self._turn.set()
         self._handle(session.leave(reason, trio.current_time()))
 
-    async def _play_out(self) -> None:
+    async def _play_out(self) -> Outcome:
         """Wait for the end (of every game of a session), report it, close the links
-        politely."""
+        politely; the outcome."""
         while True:
             await self.over.wait()
             if not self.sessions.next_may_come():
                 # Strangers are of no use now; their descriptors may be needed to check the
                 # transcript. (Between games they may be players coming back after a restart.)
-                self._admission.shed(len(self._admission.pending))
-                self._admission.total = self._admission.configured = min(self._admission.total, 2)
+                self.mesh.shed_strangers()
             with trio.move_on_after(5.0):  # the player's last words first (a person's table)
                 await self.o.player.closed()
             outcome = await self._outcome()
@@ -304,7 +306,7 @@ class RunnerNode(NodeState):
         linger = 1.0 if outcome.finished is None else 5.0
         await self._shutdown(min(linger, self.saved.config.timeout if self.saved else linger))
         await self.on_closed()
-        self._conclude(outcome)
+        return outcome
 
     async def _outcome(self) -> Outcome:
         session, saved, end = self.session, self.saved, self.end
@@ -395,10 +397,10 @@ class RunnerNode(NodeState):
     async def _shutdown(self, linger: float) -> None:
         self.closing.set()
         bye = self._bye()
-        for link in list(self.links.values()):
+        for link in list(self.mesh.links.values()):
             link.finish(bye)
         with trio.move_on_after(linger):
-            while self.links:
+            while self.mesh.links:
                 await trio.sleep(0.02)
 
     def _bye(self) -> str:
@@ -414,10 +416,27 @@ class RunnerNode(NodeState):
         self.o.player.seated(names, session.my_seat)
         self.o.echo(f"seats: {seats}; dealer: seat {seated.dealer}; you are seat {session.my_seat}")
 
-    async def _keep_link(self, index: int, first: FrameStream | None) -> None:
-        """Keep the link to the earlier peer ``index`` up: the links' job (:mod:`.links`),
-        started here when a game begins."""
-        raise NotImplementedError
+    def greet(self, link: Link) -> None:
+        """What a link that comes up carries first: a ``sync`` (so each side resends what
+        the other lacks), our vote on the next game of a session (a link that was down
+        between games), our signed session result."""
+        session = self.session
+        assert session is not None
+        have = [[k, seq] for k, seq in session.sync_state().items()]
+        link.send_net(SYNC, {"have": have})
+        vote = self.sessions.vote_for_new_link()
+        if vote is not None:
+            link.send_net(NEXT, vote)
+        if self.sessions.my_result is not None:
+            link.enqueue(self.sessions.my_result)
+
+    def tell_paths(self) -> None:
+        """Tell the session which of its peers' latest links go through a relay, so that a
+        verdict it signs says which paths were relayed (§7.11)."""
+        session = self.session
+        if session is not None and hasattr(session, "set_relayed_paths"):
+            others = set(session.peers) - {session.me}
+            session.set_relayed_paths(self.mesh.relayed & others)
 
 
 def _nothing() -> None:

@@ -10,10 +10,9 @@ field lives here, so a reader finds what the node holds in one place.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
@@ -24,11 +23,8 @@ from ..protocol.config import TableConfig
 from ..protocol.session import PeerSession
 from ..protocol.tally import Tally
 from ..protocol.transcript import Report
-from .admission import Admission, Quiet
-from .link import Link
 from .persist import SavedGame, TranscriptFile
 from .port import Player
-from .relay_client import RelayClient
 from .wire import Entry
 
 log = logging.getLogger("moska_p2p.net")
@@ -143,72 +139,24 @@ class NodeState:
         self.session: PeerSession | None = None
         self.saved: SavedGame | None = None
         self.file: TranscriptFile | None = None
-        self.links: dict[bytes, Link] = {}
         self.gone: set[bytes] = set()
         self.ready = trio.Event()
         self.over = trio.Event()
-        self.outcome: Outcome | None = None
         self.interrupted = False
-        self.port = 0
         self.stats = Stats()
         self.end: v.Finished | v.Stopped | None = None
         self._turn = trio.Event()  # set whenever the session moved: a player may wake
         self._nursery: trio.Nursery | None = None
-        self._table_id = b""
+        self.table_id = b""  # what the game links are bound to: the first game's table id
         self._names: dict[bytes, str] = {}
-        self._admission = Admission(options.max_pending, options.max_pending_per_address)
-        self._quiet = Quiet()
         self._ended = False  # the player was told of the end
         self.closing = trio.Event()  # the table breaks up: links end, nobody redials
-        # Relays (.relay_client): our connection to the table's relay, its room, its address.
-        self.relay_client: RelayClient | None = None
-        self._relay_address: tuple[str, int] | None = None  # as the others dial it
-        self._relayed: set[bytes] = set()  # peers whose latest link went through a relay
-        self._upgrading: set[bytes] = set()  # earlier peers whose direct address we retry
-
-    def _conclude(self, outcome: Outcome) -> None:
-        if self.outcome is not None:
-            return
-        self.outcome = outcome
-        if outcome.code and outcome.verdict is None and outcome.finished is None:
-            tell = self.o.error if outcome.code == EXIT_FAILED and self.o.error else self.o.echo
-            tell(outcome.message)
-        if self.o.stats is not None:
-            for link in self.links.values():  # still open: count what they sent so far
-                self.stats.frames_out += link.frames_out
-                self.stats.bytes_out += link.bytes_out
-            self.stats.code = outcome.code
-            self.stats.seat = self.session.my_seat if self.session else -1
-            self.stats.max_rss_kb = _peak_rss_kb()
-            try:
-                self.o.stats.write_text(json.dumps(asdict(self.stats)) + "\n")
-            except OSError as error:  # out of descriptors, a full disk: the game is still over
-                log.warning("cannot write the statistics to %s: %s", self.o.stats, error)
 
     def _path_note(self, verdict: v.Verdict) -> str:
         """What a verdict of silence cannot tell apart (protocol §23): a culprit this peer
         reached only through a relay may be honest, its frames held back by the relay. The
         verdict says so itself, signed (its ``relayed``)."""
         return v.relayed_note(verdict)
-
-    def _path_is(self, key: bytes, relayed: bool) -> None:
-        """The latest link to ``key`` goes through a relay (or not): the session is told,
-        so that a verdict it signs says which paths were relayed (§7.11)."""
-        if relayed:
-            self._relayed.add(key)
-        else:
-            self._relayed.discard(key)
-        self._tell_paths()
-
-    def _tell_paths(self) -> None:
-        session = self.session
-        if session is not None and hasattr(session, "set_relayed_paths"):
-            others = set(session.peers) - {session.me}
-            session.set_relayed_paths(self._relayed & others)
-
-    def _result(self) -> Outcome:
-        assert self.outcome is not None
-        return self.outcome
 
     def seat_name(self, seat: int) -> str:
         assert self.session is not None
@@ -248,7 +196,7 @@ def reason_of(error: BaseException) -> str:
     return text if text else type(error).__name__
 
 
-def _peak_rss_kb() -> int:
+def peak_rss_kb() -> int:
     """This process's peak resident memory in kB (0 where the OS does not tell)."""
     if _resource is None:  # pragma: no cover - not on Unix
         return 0

@@ -109,7 +109,7 @@ def _linked_pair(tmp_path: Path) -> tuple[Node, Node]:
     for index, node in enumerate((a, b)):
         node.saved = SavedGame(tmp_path / f"{index}.moska", bytes(32), config, roster, index,
                                "x", None)  # fmt: skip
-        node._table_id = table_id(config, [e.key for e in roster])
+        node.table_id = table_id(config, [e.key for e in roster])
         node.session = _StubSession()  # type: ignore[assignment]
         node.ready.set()
     return a, b
@@ -119,9 +119,9 @@ def _linked_pair(tmp_path: Path) -> tuple[Node, Node]:
 async def _serving(node: Node) -> AsyncIterator[int]:
     """``node`` accepting connections on a loopback port (yielded) for the block."""
     async with trio.open_nursery() as nursery:
-        listeners = await node._listen(0)
-        node._nursery = nursery
-        nursery.start_soon(node._serve, listeners)
+        listeners = await node.mesh.listen(0)
+        node._nursery = node.mesh.nursery = nursery
+        nursery.start_soon(node.mesh.serve, listeners)
         yield node.port
         nursery.cancel_scope.cancel()
 
@@ -153,7 +153,7 @@ async def test_a_direct_link_is_mutually_authenticated(tmp_path: Path) -> None:
     a, b = _linked_pair(tmp_path)
     with trio.fail_after(10):
         async with _serving(a) as port:
-            fs = await b._dial(LOOPBACK, port, a.me)
+            fs = await b.mesh.dial(LOOPBACK, port, a.me)
             assert fs.is_authenticated
             assert await _eventually(lambda: b.me in a.links)
             await fs.stream.aclose()
@@ -190,7 +190,7 @@ async def test_a_relay_that_replays_a_captured_hi_is_refused(tmp_path: Path) -> 
             relay_port = listeners[0].socket.getsockname()[1]
             nursery.start_soon(trio.serve_listeners, relay, listeners)
             with pytest.raises(HandshakeError, match="does not answer this connection"):
-                await b._dial(LOOPBACK, relay_port, a.me)
+                await b.mesh.dial(LOOPBACK, relay_port, a.me)
             assert not a.links and not b.links
             assert [classify(f).kind for f in forwarded] == ["refuse"]  # type: ignore[union-attr]
             nursery.cancel_scope.cancel()
@@ -214,7 +214,7 @@ async def test_a_relay_that_answers_for_the_listener_is_refused(tmp_path: Path) 
                 assert body is not None
                 link = classify(body)
                 assert link is not None
-                parts = (b._table_id, b.me, a.me, link.body["nonce"], hi.body["nonce"])
+                parts = (b.table_id, b.me, a.me, link.body["nonce"], hi.body["nonce"])
                 proof = link_proof(mallory, *parts, b"listener")  # the wrong key
                 await stream.send_all(net_frame(mallory, "welcome", {"proof": proof}))
                 await trio.sleep(1)
@@ -223,7 +223,7 @@ async def test_a_relay_that_answers_for_the_listener_is_refused(tmp_path: Path) 
             relay_port = listeners[0].socket.getsockname()[1]
             nursery.start_soon(trio.serve_listeners, relay, listeners)
             with pytest.raises(HandshakeError, match="did not prove its key"):
-                await b._dial(LOOPBACK, relay_port, a.me)
+                await b.mesh.dial(LOOPBACK, relay_port, a.me)
             nursery.cancel_scope.cancel()
     assert not b.links
 
@@ -255,7 +255,7 @@ async def test_a_replayed_link_is_refused(tmp_path: Path) -> None:
             listeners = await trio.open_tcp_listeners(0, host=LOOPBACK)
             relay_port = listeners[0].socket.getsockname()[1]
             nursery.start_soon(trio.serve_listeners, relay, listeners)
-            fs = await b._dial(LOOPBACK, relay_port, a.me)  # a relay that only relays is fine
+            fs = await b.mesh.dial(LOOPBACK, relay_port, a.me)  # a relay that only relays is fine
             assert await _eventually(lambda: b.me in a.links)
             await fs.stream.aclose()
             assert await _eventually(lambda: not a.links)
@@ -341,7 +341,7 @@ def test_a_roster_entry_not_signed_by_its_key_is_refused(tmp_path: Path) -> None
     """The host (or anyone) cannot steer a peer's address: each entry is signed by its key."""
     host, other = Identity.generate(), Identity.generate()
     node = Node(_options(tmp_path, "me"))
-    node.port = 7003
+    node.mesh.port = 7003
     lobby = lobby_id(CONFIG)
     good = [
         Entry.sign(host, lobby, "host", "", 7001),
@@ -507,7 +507,7 @@ async def test_accept_errors_are_logged_once_per_burst_and_backed_off(
     caplog.set_level(logging.INFO, logger="moska_p2p.net")
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(node._accept_loop, listener, nursery)
+            nursery.start_soon(node.mesh._accept_loop, listener, nursery)
             await trio.sleep(2.0)
             nursery.cancel_scope.cancel()
     # doubling from 50 ms to 1 s: about six tries in two seconds, not a busy loop
@@ -521,23 +521,23 @@ async def test_accept_errors_are_logged_once_per_burst_and_backed_off(
 @pytest.mark.trio
 async def test_out_of_descriptors_sheds_the_oldest_stranger(tmp_path: Path) -> None:
     node = Node(_options(tmp_path, "host"))
-    tickets = [node._admission.admit(f"10.0.0.{i}") for i in range(3)]
+    tickets = [node.mesh.admission.admit(f"10.0.0.{i}") for i in range(3)]
     assert all(tickets)
-    node._admission.shed()
+    node.mesh.admission.shed()
     assert tickets[0] is not None and tickets[0].scope.cancel_called
-    assert len(node._admission.pending) == 2
+    assert len(node.mesh.admission.pending) == 2
     for ticket in tickets:
         assert ticket is not None
         ticket.release()
         ticket.release()  # idempotent
-    assert not node._admission.pending and not node._admission.by_address
+    assert not node.mesh.admission.pending and not node.mesh.admission.by_address
 
 
 def test_stats_that_cannot_be_written_do_not_crash_a_finished_game(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     node = Node(_options(tmp_path, "p", stats=tmp_path / "no" / "such" / "dir" / "stats.json"))
-    node._conclude(Outcome(0, "result: a draw"))
+    node.conclude(Outcome(0, "result: a draw"))
     assert node.outcome is not None and node.outcome.code == 0
     assert "cannot write the statistics" in caplog.text
 
@@ -593,7 +593,7 @@ def test_a_joiner_refuses_a_roster_with_a_changed_key(tmp_path: Path) -> None:
     known = tmp_path / "known_peers"
     echo: list[str] = []
     node = Node(_options(tmp_path, "me", echo, known_peers=known))
-    node.port = 7003
+    node.mesh.port = 7003
     host, bob, eve = Identity.generate(), Identity.generate(), Identity.generate()
     lobby = lobby_id(CONFIG)
     me = Entry.sign(node.identity, lobby, "me", LOOPBACK, 7003)

@@ -155,7 +155,7 @@ def _pair(
         address = (host, path_port) if index else None
         node.saved = SavedGame(tmp_path / f"{tag}{index}.moska", bytes(32), config, roster,
                                index, "x", address)  # fmt: skip
-        node._table_id = table_id(config, [e.key for e in roster])
+        node.table_id = table_id(config, [e.key for e in roster])
         node.session = _Session(node.me)  # type: ignore[assignment]
         node.ready.set()
     return a, b
@@ -166,8 +166,8 @@ async def _linked(a: Node, b: Node, path: _Path) -> AsyncIterator[trio.Nursery]:
     """``a`` serving, the path in front of it, and ``b`` keeping its link to ``a`` up."""
     async with _serving(a) as port, trio.open_nursery() as nursery:
         path.upstream = port
-        b._nursery = nursery
-        nursery.start_soon(b._keep_link, 0, None)
+        b._nursery = b.mesh.nursery = nursery
+        nursery.start_soon(b.mesh.keep, 0, None)
         yield nursery
         b.closing.set()
         nursery.cancel_scope.cancel()
@@ -323,14 +323,14 @@ async def test_a_relay_cannot_replay_a_bye_into_the_next_virtual_link(
             relay = _ReplayingRelay(a.me)
             await nursery.start(relay.serve, LOOPBACK, 0)
             for node in (a, b):
-                node._nursery = nursery
+                node._nursery = node.mesh.nursery = nursery
                 client = RelayClient(
-                    node.identity, LOOPBACK, relay.port, a._table_id[:16], node._relayed_in
+                    node.identity, LOOPBACK, relay.port, a.table_id[:16], node.mesh.relayed_in
                 )
-                node.relay_client = client
+                node.mesh.relay_client = client
                 await nursery.start(client.run)
                 assert client.registered.is_set(), client.error
-            nursery.start_soon(b._keep_link, 0, None)
+            nursery.start_soon(b.mesh.keep, 0, None)
             await _wait_for(lambda: b.me in a.links and a.me in b.links, "no first link")
             first = b.links[a.me]
             a.links[b.me].finish(a._bye())

@@ -2,7 +2,7 @@
 
 Three peers and a relay in one trio run on 127.0.0.1, all listening and all registered at the
 relay. The last joiner's direct connections to the first joiner's port go through
-:meth:`~moska_p2p.net.links.LinkNode._connect_direct`, which the test wraps: it refuses,
+:meth:`~moska_p2p.net.links.Mesh.connect_direct`, which the test wraps: it refuses,
 never answers, or reaches another peer's port, until the test opens it. So that link starts
 through the relay; once the direct path opens, the dialer's background tries reach it and the
 direct link replaces the relayed one (both sides stop counting the peer as relayed); while it
@@ -46,7 +46,7 @@ class DirectGate:
     to port :attr:`elsewhere`) until :attr:`opened` is set; counted."""
 
     def __init__(self, node: Node, port: int, mode: str, elsewhere: int) -> None:
-        self.real = node._connect_direct
+        self.real = node.mesh.connect_direct
         self.port = port
         self.mode = mode
         self.elsewhere = elsewhere
@@ -130,7 +130,7 @@ async def _table(tmp_path: Path, mode: str, watch: Watch) -> tuple[list[Node], D
                 join = functools.partial(nodes[1].join, room=room)
                 first_port = await nursery.start(join, LOOPBACK, host_port)
                 gate = DirectGate(nodes[2], first_port, mode, host_port)
-                nodes[2]._connect_direct = gate  # type: ignore[method-assign]
+                nodes[2].mesh.connect_direct = gate  # type: ignore[method-assign]
                 last = functools.partial(nodes[2].join, LOOPBACK, host_port, room=room)
                 nursery.start_soon(last)
                 await watch(nodes, gate, held)
@@ -163,7 +163,7 @@ async def test_a_relayed_link_becomes_direct_once_the_direct_address_answers(
             "the link starts relayed, on both sides",
         )
         relayed = last.links[first.me]
-        assert first.me in last._relayed and last.me in first._relayed
+        assert first.me in last.mesh.relayed and last.me in first.mesh.relayed
         assert last.session is not None and first.me in last.session.relayed_paths
         # two background tries while the direct path is shut: nothing changes
         await _until(lambda: gate.shut_tries >= 3, "the dial and two tries of the direct path")
@@ -171,8 +171,8 @@ async def test_a_relayed_link_becomes_direct_once_the_direct_address_answers(
         gate.opened.set()
         await _until(lambda: _path(last, first.me) == "direct", "the link becomes direct")
         await _until(lambda: _path(first, last.me) == "direct", "the listener's side too")
-        seen["last relayed"] = frozenset(last._relayed)
-        seen["first relayed"] = frozenset(first._relayed)
+        seen["last relayed"] = frozenset(last.mesh.relayed)
+        seen["first relayed"] = frozenset(first.mesh.relayed)
         assert last.session is not None
         seen["paths"] = last.session.relayed_paths
         held.release.set()
@@ -211,7 +211,7 @@ async def test_a_direct_address_that_never_answers_as_the_peer_leaves_the_link_r
     nodes, _ = await _table(tmp_path, mode, watch)
     host, first, last = nodes
     assert last.stats.upgrades == 0
-    assert first.me in last._relayed and last.me in first._relayed
+    assert first.me in last.mesh.relayed and last.me in first.mesh.relayed
     # one link to each other peer, for the whole game: failed tries churn nothing
     assert last.stats.links == 2 and first.stats.links == 2 and host.stats.links == 2
     _check_records(tmp_path, nodes)
