@@ -74,12 +74,13 @@ import json
 import logging
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict
 
 import trio
 
 from ..protocol.config import ConfigError, TableConfig, lobby_id
 from ..protocol.frames import FrameError
+from ..protocol.session import PeerSession
 from .invite import Invite
 from .known import KnownPeersError
 from .link import Link
@@ -90,8 +91,7 @@ from .port import GamePort, Player
 from .relay import RelayServer
 from .relay_client import RELAYED_HOST, RelayClient
 from .relay_proto import ROOM_SIZE
-from .runner import RunnerNode
-from .sessions import SessionBook
+from .runner import GameRunner
 from .state import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -106,7 +106,6 @@ from .state import (
 )
 from .watch_host import SpectatorHost
 from .wire import (
-    SYNC,
     FrameStream,
     HandshakeError,
 )
@@ -127,36 +126,82 @@ __all__ = [
 ]
 
 
-class Node(RunnerNode):
-    """One peer: lobby, mesh, ticker, bot and files (see the module docstring).
+class Node:
+    """One peer (see the module docstring): the parts it owns, wired here and nowhere else,
+    and the entry points.
 
     Use one of :meth:`host`, :meth:`join` or :meth:`resume` once; each returns the
     :class:`Outcome` (also kept in :attr:`outcome`).
+
+    The parts, each an object with its own state: :attr:`mesh` (:class:`~.links.Mesh`, our
+    port and the game links), :attr:`runner` (:class:`~.runner.GameRunner`, the game now and
+    the next), :attr:`sessions` (:class:`~.sessions.SessionBook`, a session's tally and
+    votes, the runner's), :attr:`lobby` (:class:`~.lobby.Lobby`, who may sit) and
+    :attr:`spectators` (:class:`~.watch_host.SpectatorHost`). Each reaches the others only
+    through the small interfaces it declares (``MeshGame``, ``LobbyDoor``, ``WatchDoor``,
+    ``LobbyNet``, ``LobbyGame``, ``CurrentGame``, ``WatchedTable``, ``HostingLobby``).
     """
 
-    lobby: Lobby
-    _relay_served: int | None = None  # the port of the relay this host runs for the others
-    _resumed_between: bool = False  # resumed in a game already over: the next one resyncs
-
     def __init__(self, options: NodeOptions) -> None:
-        super().__init__(options)
+        self.o = options
+        self.identity = options.identity
+        self.me = options.identity.public_bytes
+        self.stats = Stats()
         self.outcome: Outcome | None = None
+        self._nursery: trio.Nursery | None = None
         self._relay_address: tuple[str, int] | None = None  # the table's, as the others dial it
+        self._relay_served: int | None = None  # the port of the relay this host runs for others
         self.mesh = Mesh(options, self.identity, self.stats)
-        self.sessions = SessionBook(options, self.identity, self.mesh.links, self)
-        self.lobby = Lobby(options, self.identity, self.mesh, self, self.sessions.game_path)
-        self.spectators = SpectatorHost(
-            options, self.identity, self, self.lobby, self.sessions.results
+        self.runner = GameRunner(options, self.identity, self.stats, self.mesh, self._route)
+        self.sessions = self.runner.sessions
+        self.lobby = Lobby(
+            options, self.identity, self.mesh, self.runner, self.sessions.game_path
         )
-        self.mesh.game = self
+        self.spectators = SpectatorHost(
+            options, self.identity, self.runner, self.lobby, self.sessions.results
+        )
+        self.mesh.game = self.runner
         self.mesh.lobby = self.lobby
         self.mesh.spectators = self.spectators
-        self.on_moved = self.spectators.news
-        self.on_closed = self.spectators.flush
+        self.runner.on_moved = self.spectators.news
+        self.runner.on_closed = self.spectators.flush
+
+    # What tests and tools read of a running node: each the state of the part that owns it.
+
+    @property
+    def session(self) -> PeerSession | None:
+        return self.runner.session
+
+    @property
+    def saved(self) -> SavedGame | None:
+        return self.runner.saved
+
+    @property
+    def over(self) -> trio.Event:
+        return self.runner.over
+
+    @property
+    def ready(self) -> trio.Event:
+        return self.runner.ready
+
+    @property
+    def closing(self) -> trio.Event:
+        return self.runner.closing
+
+    @property
+    def gone(self) -> set[bytes]:
+        return self.runner.gone
+
+    @property
+    def table_id(self) -> bytes:
+        return self.runner.table_id
+
+    @property
+    def interrupted(self) -> bool:
+        return self.runner.interrupted
 
     @property
     def links(self) -> dict[bytes, Link]:
-        """The live game link to each peer (the links' part, :attr:`mesh`)."""
         return self.mesh.links
 
     @property
@@ -166,6 +211,10 @@ class Node(RunnerNode):
     @property
     def relay_client(self) -> RelayClient | None:
         return self.mesh.relay_client
+
+    def on_frame(self, frame: bytes, source: bytes) -> None:
+        """A game frame from the link to ``source`` (the runner's)."""
+        self.runner.on_frame(frame, source)
 
     def conclude(self, outcome: Outcome) -> None:
         if self.outcome is not None:
@@ -231,7 +280,7 @@ class Node(RunnerNode):
                     await lobby.full.wait()
                     waiting.cancel_scope.cancel()  # the beacon says "closed" and stops
             if self.session is not None:
-                self.conclude(await self._play_out())
+                self.conclude(await self.runner.play_out())
             elif self.interrupted:
                 self.conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
             else:
@@ -291,8 +340,8 @@ class Node(RunnerNode):
                     self.conclude(Outcome(EXIT_FAILED, f"could not join {where}: {reason}"))
             if entered is not None:
                 stream, saved = entered
-                self.begin(saved, None, {0: stream})
-                self.conclude(await self._play_out())
+                self.runner.begin(saved, None, {0: stream})
+                self.conclude(await self.runner.play_out())
             elif self.outcome is None:
                 self.conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
 
@@ -391,31 +440,11 @@ class Node(RunnerNode):
                     return
             self.sessions.resumed = True
             self.o.transcript = self.sessions.session_base(saved)  # a session's other files' names
-            self.begin(saved, frames, {})
-            self._resumed_between = self.over.is_set()
-            self.conclude(await self._play_out())
+            self.runner.begin(saved, frames, {})
+            self.runner.resumed_between = self.runner.over.is_set()
+            self.conclude(await self.runner.play_out())
 
         return await self._run(listeners, body)
-
-    def begin(
-        self,
-        saved: SavedGame,
-        frames: list[bytes] | None,
-        first: dict[int, FrameStream],
-        *,
-        later: bool = False,
-    ) -> None:
-        """Every game's saved state records how this peer reaches the table (its route), so
-        that a restart reaches it the same way (:meth:`resume`)."""
-        super().begin(replace(saved, route=self._route()), frames, first, later=later)
-        session = self.session
-        if later and self._resumed_between and session is not None:
-            # Restarted between two games: the others may have started this one while we
-            # were down, and their first frames of it went nowhere. Ask for them.
-            self._resumed_between = False
-            have = [[k, seq] for k, seq in session.sync_state().items()]
-            for link in self.links.values():
-                link.send_net(SYNC, {"have": have})
 
     def _route(self) -> Route:
         """How this peer reaches its table now: whether it listens, the relay it dials and
@@ -432,15 +461,15 @@ class Node(RunnerNode):
         """Serve our port (and Ctrl-C) while ``body`` runs; everything stops when it returns."""
         try:
             async with trio.open_nursery() as nursery:
-                self._nursery = self.mesh.nursery = nursery
+                self._nursery = self.mesh.nursery = self.runner.nursery = nursery
                 nursery.start_soon(self.mesh.serve, listeners)
                 if self.o.handle_signals:
                     nursery.start_soon(self._signals)
                 await body()
                 nursery.cancel_scope.cancel()
         finally:
-            if self.file is not None:
-                self.file.close()
+            if self.runner.file is not None:
+                self.runner.file.close()
         return self._result()
 
     async def _signals(self) -> None:
@@ -455,9 +484,8 @@ class Node(RunnerNode):
                     self._nursery.cancel_scope.cancel()
                     return
                 if self.session is None:
-                    self.interrupted = True
+                    self.runner.interrupted = True
                     self.lobby.scope.cancel()
                 elif self.o.player.interrupt():  # a bot's seat, or a second Ctrl-C: leave
-                    self.interrupted = True
-                    self._leave("interrupted (Ctrl-C)")
+                    self.runner.leave("interrupted (Ctrl-C)", interrupted=True)
                 # otherwise the player asks (a person: "leave the game?") and leaves by the port

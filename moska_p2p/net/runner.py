@@ -14,9 +14,11 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 
 import trio
 
+from ..crypto.identity import Identity, fingerprint_of
 from ..protocol import verdict as v
 from ..protocol.config import session_id, table_id
 from ..protocol.frames import SESSION_RESULT, FrameError, open_frame
@@ -27,7 +29,7 @@ from .deck_worker import DeckWorker
 from .known import KnownPeers, KnownPeersError
 from .link import Link
 from .links import Mesh
-from .persist import SavedGame, TranscriptFile
+from .persist import Route, SavedGame, TranscriptFile
 from .port import GamePort
 from .sessions import SessionBook
 from .state import (
@@ -35,9 +37,11 @@ from .state import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     NodeOptions,
-    NodeState,
     Outcome,
+    Stats,
     printable,
+    seat_label,
+    seat_name,
 )
 from .wire import (
     BYE,
@@ -75,18 +79,67 @@ class CorruptLink(HandshakeError):
     and dialed again; ``sync`` brings back what was lost."""
 
 
-class RunnerNode(NodeState):
-    """A node's game runner (see the module docstring)."""
+class GameRunner:
+    """A node's game runner (see the module docstring): the game now, and everything the
+    node knows of it. :attr:`nursery` is the node's, set while it runs; :attr:`on_moved` and
+    :attr:`on_closed` are the node's hooks (its spectators)."""
 
-    _deck_work: DeckWorker | None = None
+    nursery: trio.Nursery | None = None
 
-    mesh: Mesh
-    sessions: SessionBook
-
-    def __init__(self, options: NodeOptions) -> None:
-        super().__init__(options)
+    def __init__(
+        self,
+        options: NodeOptions,
+        identity: Identity,
+        stats: Stats,
+        mesh: Mesh,
+        route: Callable[[], Route],
+    ) -> None:
+        self.o = options
+        self.identity = identity
+        self.me = identity.public_bytes
+        self.stats = stats
+        self.mesh = mesh
+        self.route = route  # how this peer reaches its table now, saved with every game
+        self.sessions = SessionBook(options, identity, mesh.links, self)
+        self.send_timeout = options.connect_timeout
+        self.session: PeerSession | None = None
+        self.saved: SavedGame | None = None
+        self.file: TranscriptFile | None = None
+        self.gone: set[bytes] = set()  # peers that said bye (or refused the table)
+        self.ready = trio.Event()  # a game began: links may be served
+        self.over = trio.Event()  # this game is over
+        self.closing = trio.Event()  # the table breaks up: links end, nobody redials
+        self.interrupted = False  # this peer's person (or Ctrl-C) left
+        self.end: v.Finished | v.Stopped | None = None
+        self.table_id = b""  # what the game links are bound to: the first game's table id
+        self.resumed_between = False  # resumed in a game already over: the next one resyncs
         self.on_moved: Callable[[], None] = _nothing  # after every output handled
         self.on_closed: Callable[[], Awaitable[None]] = _nothing_more  # the links are closed
+        self._turn = trio.Event()  # set whenever the session moved: a player may wake
+        self._names: dict[bytes, str] = {}
+        self._ended = False  # the player was told of the end
+        self._deck_work: DeckWorker | None = None
+
+    def seat_name(self, seat: int) -> str:
+        assert self.session is not None
+        return seat_name(self.session, self._names, seat)
+
+    def seat_label(self, seat: int) -> str:
+        assert self.session is not None
+        return seat_label(self.session, self._names, seat)
+
+    def label(self, key: bytes) -> str:
+        session = self.session
+        if session is not None and key in session.seat_of:
+            return self.seat_label(session.seat_of[key])
+        return f"{printable(self._names.get(key, 'a peer'))} ({fingerprint_of(key)})"
+
+
+    async def changed(self) -> None:
+        """Return at the session's next change (a player waiting for its turn)."""
+        self._turn = trio.Event()
+        await self._turn.wait()
+
 
     def begin(
         self,
@@ -96,10 +149,12 @@ class RunnerNode(NodeState):
         *,
         later: bool = False,
     ) -> None:
-        """Make (or rebuild) the session, save what a restart needs, start the game's tasks.
-        ``later``: a session's next game, over the links of the first (whose table id the
-        links stay bound to)."""
-        assert self._nursery is not None
+        """Make (or rebuild) the session, save what a restart needs (with how this peer
+        reaches the table, so that a restart reaches it the same way), start the game's
+        tasks. ``later``: a session's next game, over the links of the first (whose table id
+        the links stay bound to)."""
+        assert self.nursery is not None
+        saved = replace(saved, route=self.route())
         self.saved = saved
         keys = [e.key for e in saved.roster]
         self._names = {e.key: e.name for e in saved.roster}
@@ -139,18 +194,25 @@ class RunnerNode(NodeState):
             outputs = [o for o in replayed if isinstance(o, v.Seated | v.Finished | v.Stopped)]
         self.tell_paths()  # the links of a session's earlier game carry this one
         # The deck's checks and passes run in worker threads, not in this loop.
-        self._deck_work = DeckWorker(self, session, self._nursery)
+        self._deck_work = DeckWorker(self, session, self.nursery)
         if hasattr(session, "max_tick_gap"):
             # Our own clock jumping this far between two ticks means this process was not
             # running (suspended): the session restarts its count instead of blaming anyone.
             session.max_tick_gap = MAX_TICK_GAP
         self.ready.set()
-        self._nursery.start_soon(self._ticker)
-        self._nursery.start_soon(self.o.player.play, GamePort(self))
+        self.nursery.start_soon(self._ticker)
+        self.nursery.start_soon(self.o.player.play, GamePort(self))
         if not later:
             for index in range(saved.me):
-                self._nursery.start_soon(self.mesh.keep, index, first.get(index))
-        self._handle(outputs)
+                self.nursery.start_soon(self.mesh.keep, index, first.get(index))
+        self.handle(outputs)
+        if later and self.resumed_between:
+            # Restarted between two games: the others may have started this one while we
+            # were down, and their first frames of it went nowhere. Ask for them.
+            self.resumed_between = False
+            have = [[k, seq] for k, seq in session.sync_state().items()]
+            for link in self.mesh.links.values():
+                link.send_net(SYNC, {"have": have})
 
     def on_frame(self, frame: bytes, source: bytes) -> None:
         """A game frame from the link to ``source``."""
@@ -166,7 +228,7 @@ class RunnerNode(NodeState):
         self.stats.frames_in += 1
         self.stats.bytes_in += len(frame)
         outputs = session.receive(frame, trio.current_time())
-        self._handle(outputs, (source, frame))
+        self.handle(outputs, (source, frame))
         corrupt = next((o for o in outputs if isinstance(o, v.Rejected) and o.corrupt), None)
         if corrupt is not None:
             raise CorruptLink(f"the link carried bytes that are no signed frame ({corrupt.reason})")
@@ -200,9 +262,9 @@ class RunnerNode(NodeState):
             # lacks, then the goodbye). Not while a session's next game may come: the link
             # carries it, and a stuck peer's periodic sync must not end it.
             if self.over.is_set() and not self.sessions.next_may_come():
-                link.finish(self._bye())
+                link.finish(self.bye())
 
-    def _handle(
+    def handle(
         self, outputs: Sequence[v.Output], echo_of: tuple[bytes, bytes] | None = None
     ) -> None:
         """Act on a session's outputs. The transcript is appended first, so a frame of ours
@@ -249,7 +311,7 @@ class RunnerNode(NodeState):
         while not self.over.is_set() and self.session is session:
             await trio.sleep(TICK)
             now = trio.current_time()
-            self._handle(session.tick(now))
+            self.handle(session.tick(now))
             if self.over.is_set() or now - max(synced, session.last_progress) < every:
                 continue
             if set(session.waiting_on()) - {self.me}:
@@ -265,15 +327,19 @@ class RunnerNode(NodeState):
         for link in list(self.mesh.links.values()):
             link.send_net(SYNC, {"have": have})
 
-    def _leave(self, reason: str) -> None:
+    def leave(self, reason: str, *, interrupted: bool = False) -> None:
+        """Leave the table with a signed ``leave`` saying ``reason``; ``interrupted``: the
+        person asked to (Ctrl-C; exit code 130)."""
+        if interrupted:
+            self.interrupted = True
         session = self.session
         if session is None or self.over.is_set():
             return
         self.o.echo(f"leaving the table: {reason}")
         self._turn.set()
-        self._handle(session.leave(reason, trio.current_time()))
+        self.handle(session.leave(reason, trio.current_time()))
 
-    async def _play_out(self) -> Outcome:
+    async def play_out(self) -> Outcome:
         """Wait for the end (of every game of a session), report it, close the links
         politely; the outcome."""
         while True:
@@ -320,7 +386,7 @@ class RunnerNode(NodeState):
                 text = "you left the table; the others were told with a signed message"
             else:
                 text = f"game stopped: {end.verdict.describe(names)}"
-                text += self._path_note(end.verdict)
+                text += v.relayed_note(end.verdict)  # what a relay's silence cannot tell (§23)
             self.o.echo(text)
             code = EXIT_INTERRUPTED if self.interrupted else EXIT_FAILED
             return Outcome(code, text, verdict=end.verdict, transcript=saved.transcript)
@@ -396,14 +462,14 @@ class RunnerNode(NodeState):
 
     async def _shutdown(self, linger: float) -> None:
         self.closing.set()
-        bye = self._bye()
+        bye = self.bye()
         for link in list(self.mesh.links.values()):
             link.finish(bye)
         with trio.move_on_after(linger):
             while self.mesh.links:
                 await trio.sleep(0.02)
 
-    def _bye(self) -> str:
+    def bye(self) -> str:
         """The reason of our ``bye`` (each link signs its own: :meth:`.Link.finish`)."""
         return "left" if self.interrupted else "the game is over"
 

@@ -23,7 +23,6 @@ from ..protocol.config import TableConfig
 from ..protocol.session import PeerSession
 from ..protocol.tally import Tally
 from ..protocol.transcript import Report
-from .persist import SavedGame, TranscriptFile
 from .port import Player
 from .wire import Entry
 
@@ -126,51 +125,6 @@ class HostLobby:
     full: trio.Event = field(default_factory=trio.Event)
     error: str = ""
     waiting: int = 0  # joiners' connections in _lobby_join, told why if the lobby closes
-
-
-class NodeState:
-    """The state of one peer, shared by every job of the node (see the module docstring)."""
-
-    def __init__(self, options: NodeOptions) -> None:
-        self.o = options
-        self.identity = options.identity
-        self.me = options.identity.public_bytes
-        self.send_timeout = options.connect_timeout
-        self.session: PeerSession | None = None
-        self.saved: SavedGame | None = None
-        self.file: TranscriptFile | None = None
-        self.gone: set[bytes] = set()
-        self.ready = trio.Event()
-        self.over = trio.Event()
-        self.interrupted = False
-        self.stats = Stats()
-        self.end: v.Finished | v.Stopped | None = None
-        self._turn = trio.Event()  # set whenever the session moved: a player may wake
-        self._nursery: trio.Nursery | None = None
-        self.table_id = b""  # what the game links are bound to: the first game's table id
-        self._names: dict[bytes, str] = {}
-        self._ended = False  # the player was told of the end
-        self.closing = trio.Event()  # the table breaks up: links end, nobody redials
-
-    def _path_note(self, verdict: v.Verdict) -> str:
-        """What a verdict of silence cannot tell apart (protocol §23): a culprit this peer
-        reached only through a relay may be honest, its frames held back by the relay. The
-        verdict says so itself, signed (its ``relayed``)."""
-        return v.relayed_note(verdict)
-
-    def seat_name(self, seat: int) -> str:
-        assert self.session is not None
-        return seat_name(self.session, self._names, seat)
-
-    def seat_label(self, seat: int) -> str:
-        assert self.session is not None
-        return seat_label(self.session, self._names, seat)
-
-    def label(self, key: bytes) -> str:
-        session = self.session
-        if session is not None and key in session.seat_of:
-            return self.seat_label(session.seat_of[key])
-        return f"{printable(self._names.get(key, 'a peer'))} ({fingerprint_of(key)})"
 
 
 def seat_name(session: PeerSession, names: Mapping[bytes, str], seat: int) -> str:

@@ -107,10 +107,10 @@ def _linked_pair(tmp_path: Path) -> tuple[Node, Node]:
         Entry.sign(b.identity, lobby, "b", LOOPBACK, 2),
     )
     for index, node in enumerate((a, b)):
-        node.saved = SavedGame(tmp_path / f"{index}.moska", bytes(32), config, roster, index,
+        node.runner.saved = SavedGame(tmp_path / f"{index}.moska", bytes(32), config, roster, index,
                                "x", None)  # fmt: skip
-        node.table_id = table_id(config, [e.key for e in roster])
-        node.session = _StubSession()  # type: ignore[assignment]
+        node.runner.table_id = table_id(config, [e.key for e in roster])
+        node.runner.session = _StubSession()  # type: ignore[assignment]
         node.ready.set()
     return a, b
 
@@ -120,7 +120,7 @@ async def _serving(node: Node) -> AsyncIterator[int]:
     """``node`` accepting connections on a loopback port (yielded) for the block."""
     async with trio.open_nursery() as nursery:
         listeners = await node.mesh.listen(0)
-        node._nursery = node.mesh.nursery = nursery
+        node._nursery = node.mesh.nursery = node.runner.nursery = nursery
         nursery.start_soon(node.mesh.serve, listeners)
         yield node.port
         nursery.cancel_scope.cancel()

@@ -153,10 +153,10 @@ def _pair(
     roster = (Entry.sign(a_id, lobby, "a", "", 1), Entry.sign(b_id, lobby, "b", LOOPBACK, 2))
     for index, node in enumerate((a, b)):
         address = (host, path_port) if index else None
-        node.saved = SavedGame(tmp_path / f"{tag}{index}.moska", bytes(32), config, roster,
+        node.runner.saved = SavedGame(tmp_path / f"{tag}{index}.moska", bytes(32), config, roster,
                                index, "x", address)  # fmt: skip
-        node.table_id = table_id(config, [e.key for e in roster])
-        node.session = _Session(node.me)  # type: ignore[assignment]
+        node.runner.table_id = table_id(config, [e.key for e in roster])
+        node.runner.session = _Session(node.me)  # type: ignore[assignment]
         node.ready.set()
     return a, b
 
@@ -166,7 +166,7 @@ async def _linked(a: Node, b: Node, path: _Path) -> AsyncIterator[trio.Nursery]:
     """``a`` serving, the path in front of it, and ``b`` keeping its link to ``a`` up."""
     async with _serving(a) as port, trio.open_nursery() as nursery:
         path.upstream = port
-        b._nursery = b.mesh.nursery = nursery
+        b._nursery = b.mesh.nursery = b.runner.nursery = nursery
         nursery.start_soon(b.mesh.keep, 0, None)
         yield nursery
         b.closing.set()
@@ -206,7 +206,7 @@ async def test_a_bye_replayed_into_a_later_link_does_not_stop_the_redialing(
                 await _wait_for(lambda: b.me in a.links and a.me in b.links, "no first link")
                 assert a.links[b.me].stream.link == b.links[a.me].stream.link  # both ends agree
                 path.withhold.add("net/bye")  # recorded, never delivered
-                a.links[b.me].finish(a._bye())
+                a.links[b.me].finish(a.runner.bye())
                 await _wait_for(lambda: bool(path.conns[0].frames(TO_B, BYE)), "no bye")
                 bye = path.conns[0].frames(TO_B, BYE)[0]
                 await _wait_for(lambda: len(path.conns) >= 2 and a.me in b.links, "no redial")
@@ -323,7 +323,7 @@ async def test_a_relay_cannot_replay_a_bye_into_the_next_virtual_link(
             relay = _ReplayingRelay(a.me)
             await nursery.start(relay.serve, LOOPBACK, 0)
             for node in (a, b):
-                node._nursery = node.mesh.nursery = nursery
+                node._nursery = node.mesh.nursery = node.runner.nursery = nursery
                 client = RelayClient(
                     node.identity, LOOPBACK, relay.port, a.table_id[:16], node.mesh.relayed_in
                 )
@@ -333,7 +333,7 @@ async def test_a_relay_cannot_replay_a_bye_into_the_next_virtual_link(
             nursery.start_soon(b.mesh.keep, 0, None)
             await _wait_for(lambda: b.me in a.links and a.me in b.links, "no first link")
             first = b.links[a.me]
-            a.links[b.me].finish(a._bye())
+            a.links[b.me].finish(a.runner.bye())
             await _wait_for(lambda: relay.played, "the relay did not replay the bye")
             await _wait_for(
                 lambda: a.me in b.gone or NOT_THIS_LINK in caplog.text, "nothing happened"

@@ -77,7 +77,7 @@ async def _through_relay(
             relay = SplicingRelay()
             await nursery.start(relay.serve, LOOPBACK, 0)
             for node in (a, b):
-                node._nursery = node.mesh.nursery = nursery
+                node._nursery = node.mesh.nursery = node.runner.nursery = nursery
                 incoming = node.mesh.relayed_in
                 client = RelayClient(node.identity, LOOPBACK, relay.port, room, incoming)
                 node.mesh.relay_client = client

@@ -475,7 +475,7 @@ async def test_a_spectator_sees_a_game_stopped_by_a_verdict_and_its_record_verif
             async def leave_soon() -> None:
                 while joiner.session is None or len(joiner.session.moves) < 6:
                     await trio.sleep(0.01)
-                joiner._leave("had to go")
+                joiner.runner.leave("had to go")
 
             nursery.start_soon(leave_soon)
             outcome = await watcher.watch((LOOPBACK, port))
