@@ -1,19 +1,24 @@
 """A peer on the network: one :class:`~moska_p2p.protocol.session.PeerSession` driven over a
 full mesh of TCP connections, with trio.
 
-The session decides everything; the node only moves bytes and keeps time. It is one object
-built from one class per job, each in its own module and each inheriting the one before:
+The session decides everything; the node only moves bytes and keeps time. :class:`Node`
+owns one part per job, each an object in its own module that holds its own state, and wires
+them here (:meth:`Node.__init__`), the one place that knows them all; a part reaches another
+only through the small interface (a ``Protocol``) it declares:
 
-* :mod:`.state` -- the options, the figures, the outcome and every field of the node;
-* :mod:`.sessions` -- between the games of a session: the tally, the vote, the signed result;
-* :mod:`.runner` -- one game, then the next: the session fed frames and ticks, its outputs
-  acted on (transcript, links, player), the end reported;
-* :mod:`.links` -- our port (with the caps on strangers of :mod:`.admission`), the handshake,
-  the game links and redialing;
-* :mod:`.lobby` -- who may sit and the roster, the host's side and the joiner's;
-* :mod:`.watch_host` -- the host's spectators: who may watch, and the stream each one gets
-  (the spectator's own side is :mod:`.watch`, which is no node);
-* this module -- :class:`Node` itself: ``host``, ``join``, ``resume`` and Ctrl-C.
+* :class:`~.links.Mesh` (:mod:`.links`) -- our port (with the caps on strangers of
+  :mod:`.admission`), the handshakes, the game links by key, redialing, the table's relay;
+* :class:`~.runner.GameRunner` (:mod:`.runner`) -- one game, then the next: the session fed
+  frames and ticks, its outputs acted on (transcript, links, player), the end reported; it
+  owns :class:`~.sessions.SessionBook` (:mod:`.sessions`): between the games of a session,
+  the tally, the vote, the signed result;
+* :class:`~.lobby.Lobby` (:mod:`.lobby`) -- who may sit and the roster, the host's side and
+  the joiner's;
+* :class:`~.watch_host.SpectatorHost` (:mod:`.watch_host`) -- the host's spectators: who may
+  watch, and the stream each one gets (the spectator's own side is :mod:`.watch`, no node);
+* :mod:`.state` -- what they all share: the options, the figures, the outcome, the host's
+  lobby, and how a seat, an error, an address are named;
+* this module -- :class:`Node` itself: ``host``, ``join``, ``resume``, the relay, Ctrl-C.
 
 The seat's side (:class:`Player`, :class:`GamePort`) is :mod:`.port`. What the node does:
 
@@ -96,7 +101,6 @@ from .state import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    HostLobby,
     NodeOptions,
     Outcome,
     Stats,
@@ -117,7 +121,6 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "GamePort",
-    "HostLobby",
     "Node",
     "NodeOptions",
     "Outcome",

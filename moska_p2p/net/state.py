@@ -1,11 +1,11 @@
-"""What a node is made of: its options, its figures, its outcome, and the state every job of
-the node shares (:class:`NodeState`).
+"""What every part of a node shares: how it runs (:class:`NodeOptions`), its figures
+(:class:`Stats`), how it ended (:class:`Outcome`), the host's side of the lobby
+(:class:`HostLobby`, the lobby's and read by the spectator host), and how a seat, an error and
+an address are named for people.
 
-The node is one object built from one class per job, each in its own module and each
-inheriting the one below it: this state, then :mod:`.sessions` (between games),
-:mod:`.runner` (one game, then the next), :mod:`.links` (accept, handshake, game links),
-:mod:`.lobby` (who may sit, the roster) and :class:`~.node.Node` (the entry points). Every
-field lives here, so a reader finds what the node holds in one place.
+The node's state is held by the part that owns it (:mod:`.node` lists the parts): the game
+and its events by the runner, the links by the mesh, the lobby by the lobby. This module holds
+no state of its own and imports no part, so every part may import it.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ class HostLobby:
     start_frame: bytes = b""
     full: trio.Event = field(default_factory=trio.Event)
     error: str = ""
-    waiting: int = 0  # joiners' connections in _lobby_join, told why if the lobby closes
+    waiting: int = 0  # joiners' connections in Lobby.seat, told why if the lobby closes
 
 
 def seat_name(session: PeerSession, names: Mapping[bytes, str], seat: int) -> str:
