@@ -36,12 +36,13 @@ from pathlib import Path
 from urllib.parse import quote, unquote
 
 from ..crypto.identity import PUBLIC_KEY_SIZE, fingerprint_of, writable_by_others
+from ..errors import Error
 
 FILE_NAME = "known_peers"
 ABORTED = "aborted"
 
 
-class KnownPeersError(Exception):
+class KnownPeersError(Error):
     """The known-peers file cannot be used (unreadable, or others may write it)."""
 
 

@@ -43,6 +43,7 @@ from .wire import (
     LISTENER,
     MAX_NAME,
     REFUSE,
+    TRANSPORT_ERRORS,
     WATCH,
     WELCOME,
     Entry,
@@ -288,8 +289,8 @@ class Mesh:
                 self._quiet.warning(
                     "closed a connection from %s: shed, to free a descriptor", where
                 )
-        except Exception as error:
-            self._quiet.warning("closed a connection from %s: %s", where, reason_of(error))
+        except* TRANSPORT_ERRORS as group:
+            self._quiet.warning("closed a connection from %s: %s", where, reason_of(group))
         finally:
             ticket.release()
             await trio.aclose_forcefully(stream)
@@ -413,8 +414,11 @@ class Mesh:
         try:
             await link.run()
             log.info("%s closed the connection", self.game.label(key))
-        except Exception as error:
-            log.warning("connection to %s closed: %s", self.game.label(key), reason_of(error))
+        except* TRANSPORT_ERRORS as group:
+            # (a link dropped for another, say a relayed one for a direct one, may break as
+            # it is cancelled: its group holds that error beside Cancelled, and only the
+            # error is this handler's; the Cancelled goes on to the scope that cancelled)
+            log.warning("connection to %s closed: %s", self.game.label(key), reason_of(group))
         finally:
             if self.links.get(key) is link:
                 del self.links[key]
@@ -438,13 +442,13 @@ class Mesh:
                 if stream is None:
                     try:
                         stream = await self.dial(host, port, entry.key)
-                    except Exception as error:
+                    except* TRANSPORT_ERRORS as group:
                         log.info(
                             "cannot reach %s at %s:%d: %s",
                             self.game.label(entry.key),
                             host,
                             port,
-                            reason_of(error),
+                            reason_of(group),
                         )
                 if stream is not None:
                     delay = MIN_BACKOFF
@@ -538,17 +542,19 @@ class Mesh:
                 return None
             if self.game.over.is_set():
                 continue
+            direct: FrameStream | None = None
             try:
                 with trio.fail_after(self.game.send_timeout):
                     direct = await self._dial_direct(host, port, key)
-            except Exception as error:
+            except* TRANSPORT_ERRORS as group:
                 log.info(
                     "%s at %s:%d: still through the relay (%s)",
                     self.game.label(key),
                     host,
                     port,
-                    reason_of(error),
+                    reason_of(group),
                 )
+            if direct is None:
                 continue
             if wanted():  # (a game that ended meanwhile: the new link resyncs its end)
                 return direct

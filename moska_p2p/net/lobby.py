@@ -34,6 +34,7 @@ from .wire import (
     MAX_REASON,
     REFUSE,
     START,
+    TRANSPORT_ERRORS,
     ClosedError,
     Entry,
     FrameStream,
@@ -385,7 +386,7 @@ class Lobby:
                 nonlocal left
                 try:
                     await fs.stream.receive_some(1)  # a joiner says nothing before the start
-                except Exception as error:
+                except TRANSPORT_ERRORS as error:
                     log.info("a joiner's connection broke: %s", reason_of(error))
                 left = True
                 nursery.cancel_scope.cancel()
@@ -436,7 +437,9 @@ class Lobby:
     async def beacon(self, lobby: HostLobby) -> None:
         """Announce the open table on the LAN until it fills (see :mod:`.discovery`); a
         failure only costs the announcement, never the table."""
-        from .discovery import TableStatus, announce
+        from .discovery import DiscoveryError, TableStatus, announce
+
+        failures: tuple[type[Exception], ...] = (*TRANSPORT_ERRORS, DiscoveryError)
 
         def status() -> TableStatus:
             return TableStatus(len(lobby.joined) + 1, lobby.roster is None)
@@ -451,8 +454,8 @@ class Lobby:
                 bind=self.o.bind,
                 ready=lambda where: self.o.echo(f"{where}: find it with moska tables"),
             )
-        except Exception as error:
-            log.warning("cannot announce the table on the LAN: %s", reason_of(error))
+        except* failures as group:
+            log.warning("cannot announce the table on the LAN: %s", reason_of(group))
 
     def announce(self, config: TableConfig) -> None:
         options = ", ".join(f"{k}={config.options[k]}" for k in sorted(config.options))

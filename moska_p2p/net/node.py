@@ -461,7 +461,12 @@ class Node:
     async def _run(
         self, listeners: list[trio.SocketListener], body: Callable[[], Awaitable[None]]
     ) -> Outcome:
-        """Serve our port (and Ctrl-C) while ``body`` runs; everything stops when it returns."""
+        """Serve our port (and Ctrl-C) while ``body`` runs; everything stops when it returns.
+
+        What the network does to a connection is handled where the connection is (the
+        links catch :data:`~.wire.TRANSPORT_ERRORS` only); whatever else reaches this point
+        is this peer's own fault (a bug, a ``LocalError`` of its session): the node stops,
+        the traceback goes to the log and one line to the person."""
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = self.mesh.nursery = self.runner.nursery = nursery
@@ -470,6 +475,18 @@ class Node:
                     nursery.start_soon(self._signals)
                 await body()
                 nursery.cancel_scope.cancel()
+        except* Exception as group:
+            log.exception("this peer stopped on an error of its own")
+            first: BaseException = group
+            while isinstance(first, BaseExceptionGroup) and first.exceptions:
+                first = first.exceptions[0]
+            self.conclude(
+                Outcome(
+                    EXIT_FAILED,
+                    f"stopped by an error of this peer's own ({type(first).__name__}:"
+                    f" {reason_of(first)}); the traceback is in the log",
+                )
+            )
         finally:
             if self.runner.file is not None:
                 self.runner.file.close()

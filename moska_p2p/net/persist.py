@@ -39,6 +39,7 @@ from glob import escape as glob_escape
 from pathlib import Path
 
 from ..crypto.identity import fingerprint_of
+from ..errors import Error
 from ..protocol.config import ConfigError, TableConfig
 from ..protocol.frames import MAX_FRAME, FrameError, pack, unpack
 from ..protocol.transcript import MAGIC, write_transcript
@@ -48,7 +49,7 @@ RESUME_SUFFIX = ".resume"
 STATE_VERSION = 1
 
 
-class SaveError(ValueError):
+class SaveError(Error, ValueError):
     """A saved game that cannot be read back."""
 
 

@@ -27,6 +27,7 @@ from typing import Protocol
 import trio
 
 from ..crypto.identity import Identity, fingerprint_of, verify
+from ..errors import Error
 from ..protocol import messages as m
 from ..protocol import verdict as v
 from ..protocol.config import ConfigError, TableConfig, lobby_id, session_id
@@ -98,7 +99,7 @@ class Spectator(Protocol):
     def ended(self, session: PeerSession, names: Sequence[str], text: str) -> None: ...
 
 
-class WatchFailed(Exception):
+class WatchFailed(Error):
     """The watch cannot go on: the one-line reason."""
 
 

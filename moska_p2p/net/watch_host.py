@@ -34,7 +34,17 @@ from .admission import Ticket
 from .links import refuse
 from .state import HostLobby, NodeOptions, printable, reason_of
 from .watch_proto import HOST, WATCHER, check_watch_proof, watch_id, watch_proof
-from .wire import BYE, GAME, MAX_NAME, WELCOME, FrameStream, HandshakeError, NetMessage, net_frame
+from .wire import (
+    BYE,
+    GAME,
+    MAX_NAME,
+    TRANSPORT_ERRORS,
+    WELCOME,
+    FrameStream,
+    HandshakeError,
+    NetMessage,
+    net_frame,
+)
 
 log = logging.getLogger("moska_p2p.net")
 
@@ -139,8 +149,8 @@ class SpectatorHost:
             try:
                 await self._serve(fs)
                 log.info("spectator %s has the whole table", who)
-            except Exception as error:
-                log.info("spectator %s cut off: %s", who, reason_of(error))
+            except* TRANSPORT_ERRORS as group:
+                log.info("spectator %s cut off: %s", who, reason_of(group))
         finally:
             self.spectators.discard(token)
 
