@@ -254,7 +254,9 @@ class TranscriptFile:
     at once (atomically, replacing any older file), then :meth:`append` adds frames.
 
     Appends go straight to the file descriptor (no user-space buffer), so a peer killed with
-    SIGKILL loses nothing it has appended: the kernel holds it.
+    SIGKILL loses nothing it has appended: the kernel holds it. A machine that loses power
+    loses what the kernel held, so :meth:`sync` puts it on the disk, and the node calls it
+    before a frame of its own goes out: a frame on the wire is always in the file.
     """
 
     def __init__(
@@ -272,6 +274,7 @@ class TranscriptFile:
         os.replace(temporary, path)
         self.written = len(frames)
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND)
+        self._unsynced = True  # the header and the frames so far: on disk before any send
 
     def append(self, frames: Sequence[bytes]) -> None:
         if self._fd is None or not frames:
@@ -281,6 +284,13 @@ class TranscriptFile:
             done = os.write(self._fd, data)
             data = data[done:]
         self.written += len(frames)
+        self._unsynced = True
+
+    def sync(self) -> None:
+        """Put what was appended on the disk (``fsync``); only when something was."""
+        if self._fd is not None and self._unsynced:
+            os.fsync(self._fd)
+            self._unsynced = False
 
     def close(self) -> None:
         if self._fd is not None:

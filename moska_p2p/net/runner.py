@@ -267,12 +267,16 @@ class GameRunner:
     def handle(
         self, outputs: Sequence[v.Output], echo_of: tuple[bytes, bytes] | None = None
     ) -> None:
-        """Act on a session's outputs. The transcript is appended first, so a frame of ours
-        is on disk before it can be on the wire (see :mod:`.persist`)."""
+        """Act on a session's outputs. The transcript is appended first, and put on the disk
+        when a frame is to go out, so a frame of ours is on disk before it can be on the wire:
+        a peer restarted after a crash (or a power cut) must never sign another frame with a
+        number it has sent (see :mod:`.persist`)."""
         session = self.session
         assert session is not None
         if self.file is not None:
             self.file.append(session.transcript[self.file.written :])
+            if any(isinstance(out, v.Send) for out in outputs):
+                self.file.sync()
         for out in outputs:
             if isinstance(out, v.Send):
                 for key, link in self.mesh.links.items():
