@@ -29,12 +29,12 @@ anyway): an abort never buys a better seat at the next table of the same host.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from .. import dirs
 from ..crypto.identity import PUBLIC_KEY_SIZE, fingerprint_of, writable_by_others
 from ..errors import Error
 
@@ -48,9 +48,7 @@ class KnownPeersError(Error):
 
 def default_known_peers_path() -> Path:
     """``$XDG_CONFIG_HOME/moska-p2p/known_peers`` (``~/.config`` when unset or relative)."""
-    config = os.environ.get("XDG_CONFIG_HOME", "")
-    base = Path(config) if config and Path(config).is_absolute() else Path.home() / ".config"
-    return base / "moska-p2p" / FILE_NAME
+    return dirs.config_dir() / FILE_NAME
 
 
 @dataclass(frozen=True)

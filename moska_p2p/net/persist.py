@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from glob import escape as glob_escape
 from pathlib import Path
 
+from .. import dirs
 from ..crypto.identity import fingerprint_of
 from ..errors import Error
 from ..protocol.config import ConfigError, TableConfig
@@ -55,9 +56,7 @@ class SaveError(Error, ValueError):
 
 def data_dir() -> Path:
     """Where transcripts go unless ``--transcript`` says otherwise (XDG data directory)."""
-    base = os.environ.get("XDG_DATA_HOME", "")
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
-    return root / "moska-p2p" / "games"
+    return dirs.data_dir() / "games"
 
 
 def default_transcript(public_key: bytes) -> Path:
