@@ -11,7 +11,7 @@ replayed ``next`` with ``go = false`` from an earlier session ended this one as 
 had said no, and a replayed ``sync`` made a peer resend its frames on every replay.
 
 Real link code, real TCP on 127.0.0.1: ``b`` (the later peer) keeps its link to ``a`` up with
-its own redialing (``_keep_link``) through :class:`_Path`, an on-path attacker that forwards
+its own redialing (``Mesh.keep``) through :class:`_Path`, an on-path attacker that forwards
 whole frames both ways, records them, can withhold some, and can inject any frame; and once
 through a real ``moska relay`` (:class:`_ReplayingRelay`) that plays a recorded ``bye`` into
 the next virtual link.
