@@ -335,6 +335,8 @@ class LobbyNode(LinkNode):
         assert lobby is not None
         host = Entry.sign(self.identity, lobby_id(lobby.config), self.o.name, "", self.port)
         lobby.roster = (host, *(entry for entry, _ in lobby.joined.values()))
+        if self.relay_client is not None:  # the relay admits the players alone from now on
+            self.relay_client.admit_only([entry.key for entry in lobby.roster])
         try:
             self._trust(self.me, lobby.roster)
         except (HandshakeError, KnownPeersError) as error:  # checked at each join already

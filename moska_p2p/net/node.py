@@ -84,7 +84,7 @@ from .persist import Route, SavedGame, SaveError, read_frames
 from .port import GamePort, Player
 from .relay import RelayServer
 from .relay_client import RELAYED_HOST, RelayClient
-from .relay_proto import ROOM_SIZE
+from .relay_proto import ROOM_SIZE, RoomPass
 from .state import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -145,11 +145,11 @@ class Node(WatchHostNode):
         task_status.started(self.port)
 
         async def body() -> None:
-            room = lobby_id(config)[:ROOM_SIZE]
+            room = bytes(RoomPass.new(lobby_id(config), self.me))
             if not await self._start_relay(room):
                 return
             relay = self._relay_address
-            invite = Invite(self.me, room, self._direct_addresses(), relay)
+            invite = Invite.of(room, self._direct_addresses(), relay)
             self.o.echo(f"invite (moska join INVITE): {invite}")
             with self._lobby_scope, trio.move_on_after(self.o.lobby_wait):
                 async with trio.open_nursery() as waiting:
@@ -188,7 +188,7 @@ class Node(WatchHostNode):
         listeners = await self._listen(self.o.listen_port) if self.o.listen else []
         if listeners is None:
             return self._result()
-        self._room = room
+        self._room = room[:ROOM_SIZE] if room is not None else None
         task_status.started(self.port)
 
         async def body() -> None:
@@ -243,7 +243,7 @@ class Node(WatchHostNode):
             )
             return self._result()
         return await self.join(
-            host, port, expect=invite.host_key, room=invite.table, task_status=task_status
+            host, port, expect=invite.host_key, room=invite.room, task_status=task_status
         )
 
     async def _start_relay(self, room: bytes) -> bool:

@@ -30,6 +30,7 @@ from .link import Link
 from .persist import SavedGame, TranscriptFile
 from .port import Player
 from .relay_client import RelayClient
+from .sync_answers import SyncAnswers
 from .wire import Entry
 
 log = logging.getLogger("moska_p2p.net")
@@ -183,6 +184,7 @@ class NodeState:
         self._relay_address: tuple[str, int] | None = None  # as the others dial it
         self._relayed: set[bytes] = set()  # peers whose latest link went through a relay
         self._upgrading: set[bytes] = set()  # earlier peers whose direct address we retry
+        self.sync_answers = SyncAnswers()  # what we resend to whom, bounded (.runner)
 
     def _conclude(self, outcome: Outcome) -> None:
         if self.outcome is not None:
