@@ -6,6 +6,8 @@ protocol. The book without sockets, then a relay and clients in one process on 1
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import trio
 
@@ -420,3 +422,43 @@ def test_sync_answers_are_bounded_and_rate_limited_per_asker() -> None:
     assert sent <= BURST + RATE * 10 + 400
     assert sent < 100 * MAX_FRAMES * 400 / 10  # a tenth of what 100 answers in full would be
     assert len(list(answers.answer(_key(2), game, 10.0))) == MAX_FRAMES
+
+
+def test_a_peer_answers_a_flood_of_syncs_from_its_budget(tmp_path: Path) -> None:
+    """A member sends the same ``sync`` again and again: the peer sends the game once (and a
+    trickle), not once per request."""
+    from moska_p2p.bots.loader import load_bot
+    from moska_p2p.net.node import Node, NodeOptions
+    from moska_p2p.net.sync_answers import BURST
+    from moska_p2p.net.wire import SYNC, NetMessage
+    from moska_p2p.table.networked import BotAtTable
+
+    game = [bytes(1000)] * 400  # 400 KB: a long game
+
+    class Session:
+        def frames_after(self, have: dict[bytes, int]) -> list[bytes]:
+            return game
+
+    class Link:
+        key = _key(7)
+        sent = 0
+
+        def enqueue(self, frame: bytes) -> None:
+            Link.sent += len(frame)
+
+    node = Node(
+        NodeOptions(
+            identity=Identity.generate(),
+            player=BotAtTable(load_bot("random", seed=1)),
+            transcript=tmp_path / "me.moska",
+            name="me",
+        )
+    )
+    node.session = Session()  # type: ignore[assignment]
+
+    async def flood() -> None:
+        for _ in range(50):
+            node.on_net(Link(), NetMessage(SYNC, Link.key, {"have": []}))  # type: ignore[arg-type]
+
+    trio.run(flood)
+    assert len(game) * 1000 <= Link.sent <= BURST + 50_000  # not 50 games: 20 MB
