@@ -173,3 +173,21 @@ def test_trust_name_forgets_the_old_key_at_one_host_or_all(tmp_path: Path) -> No
     assert rest.exit_code == 0 and KnownPeers.load(known).known(host2, "bob") is None
     nothing = runner.invoke(app, ["trust", "dave", "--known-peers", str(known)])
     assert "nothing to forget" in nothing.output
+
+
+def test_keygen_force_prints_the_old_keys_statement_for_the_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    path = tmp_path / "me.pem"
+    runner = CliRunner()
+    assert runner.invoke(app, ["keygen", "--identity", str(path)]).exit_code == 0
+    old = Identity.load(path)
+    mine = tmp_path / "config" / "moska-p2p" / "known_peers"
+    KnownPeers.load(mine).remember(b"\1" * 32, [("me", old.public_bytes)])
+    result = runner.invoke(app, ["keygen", "--identity", str(path), "--force"])
+    assert result.exit_code == 0, result.output
+    new = Identity.load(path)
+    statement = result.output.split("moska trust ")[1].split()[0]
+    assert parse_statement(statement) == (old.public_bytes, new.public_bytes)
+    assert KnownPeers.load(mine).known(b"\1" * 32, "me") == new.public_bytes  # its own file
