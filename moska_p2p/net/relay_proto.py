@@ -572,19 +572,21 @@ class Book:
             if not room.is_guest(key):
                 return ""
             guests = [k for k in room.members if room.is_guest(k)]
-            if len(guests) >= caps.guests:
-                return "that table is full at the relay (its players are there)"
-            mine = sum(1 for k in guests if self._network_of_member(room, k) == network)
-            if mine >= caps.guests_per_address:
-                return "too many of this network's keys are at that table"
-            return ""
+            full = "that table is full at the relay (its players are there)"
+            return self._crowded(room, guests, network, caps.guests, caps.guests_per_address, full)
         if key == room.owner:
             return ""
         others = [k for k in room.members if k != room.owner]  # the host never crowds a room
-        if len(others) >= caps.members:
-            return "that table is full at the relay"
-        mine = sum(1 for k in others if self._network_of_member(room, k) == network)
-        if mine >= caps.members_per_address:
+        full = "that table is full at the relay"
+        return self._crowded(room, others, network, caps.members, caps.members_per_address, full)
+
+    def _crowded(
+        self, room: Room, keys: list[bytes], network: str, cap: int, per_network: int, full: str
+    ) -> str:
+        """Why one more of ``keys`` from ``network`` is one too many ("": it is not)."""
+        if len(keys) >= cap:
+            return full
+        if sum(1 for k in keys if self._network_of_member(room, k) == network) >= per_network:
             return "too many of this network's keys are at that table"
         return ""
 
