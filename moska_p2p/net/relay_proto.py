@@ -495,8 +495,8 @@ class Book:
             room = self.rooms.get(conn.room)
             if room is not None and room.members.get(conn.key) == conn_id:
                 del room.members[conn.key]
-                if not room.members and room.roster is None:
-                    self._drop_room(conn.room)  # a room with a roster waits for its idle end
+                if not room.members:
+                    self._drop_room(conn.room)  # its host sends the roster again when back
         self._forget_address(conn.address)
         return ends
 
@@ -553,7 +553,7 @@ class Book:
         if not replaced:
             refusal = self._seat_refusal(room, key, conn.address)
             if refusal:
-                if not room.members and room.roster is None:
+                if not room.members:
                     self._drop_room(name)
                 return refusal
         room.members[key] = conn_id
