@@ -562,7 +562,8 @@ def test_known_peers_remember_unique_names_and_spot_a_changed_key(tmp_path: Path
     assert change.known == bob and change.now == (eve,)
     text = change.message()
     assert "WARNING" in text and "HAS CHANGED" in text
-    assert f"sed -i '{change.line}d' {path}" in text
+    assert f"line {change.line} of {path}" in text and "moska trust bob" in text
+    assert "moska trust moska-newkey:" in text  # the statement the new key came with
     assert path.read_text().splitlines()[change.line - 1].split()[2] == bob.hex()
     assert again.check(Identity.generate().public_bytes, [("bob", eve)]) == []  # another host
     assert again.check(host, [("bob", eve), ("bob", bob)]) == []  # one of them is bob
