@@ -101,6 +101,7 @@ class RelayServer:
         self._quiet = Quiet()
         self.refused = 0
         self.port = 0
+        self._nursery: trio.Nursery | None = None
 
     async def serve(
         self,
@@ -114,6 +115,7 @@ class RelayServer:
         self.port = int(listeners[0].socket.getsockname()[1])
         task_status.started(listeners)
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             nursery.start_soon(self._expire_rooms)
             for listener in listeners:
                 nursery.start_soon(self._accept_loop, listener, nursery)
@@ -273,8 +275,7 @@ class RelayServer:
         if not check_roster(room.owner, table, room.lock, keys, signature):
             raise RelayError("a roster its table's host did not sign")
         for member in self.book.admit_only(conn.room, keys):
-            self._send(member, encode(ERROR, "the table started and its roster has no place"))
-            self._close_conn(member)
+            self._refuse(member, "the table started and its roster has no place for this key")
 
     async def _account(self, conn: Conn, size: int) -> None:
         """Bytes read from a member: wait as long as its network's rate says; a member over
@@ -300,6 +301,23 @@ class RelayServer:
         while self.queued > TOTAL_QUEUE:
             self._space = trio.Event()
             await self._space.wait()
+
+    def _refuse(self, conn_id: int, reason: str) -> None:
+        """Tell a connection why it is closed, then close it (within a second)."""
+        self._send(conn_id, encode(ERROR, reason))
+        if self._nursery is None:
+            self._close_conn(conn_id)
+        else:
+            self._nursery.start_soon(self._close_when_told, conn_id)
+
+    async def _close_when_told(self, conn_id: int) -> None:
+        box = self.outboxes.get(conn_id)
+        if box is not None:
+            with trio.move_on_after(1.0):
+                while box.size and conn_id in self.outboxes:
+                    box.drained = trio.Event()
+                    await box.drained.wait()
+        self._close_conn(conn_id)
 
     def _close_conn(self, conn_id: int) -> None:
         box = self.outboxes.get(conn_id)
@@ -342,8 +360,7 @@ class RelayServer:
                     self._close_conn(member)
             for conn_id in self.book.idle_connections(now):
                 log.info("connection %d silent for %g s: closed", conn_id, caps.idle_connection)
-                self._send(conn_id, encode(ERROR, "silent for too long"))
-                self._close_conn(conn_id)
+                self._refuse(conn_id, f"silent for {caps.idle_connection:g} s")
                 self.book.touch(conn_id, now)  # it goes as its task ends
             # a room or connection opened meanwhile is looked at within a quarter of its limit
             wait = min(self.book.next_expiry(now), caps.idle_room / 4, caps.idle_connection / 4)
