@@ -19,7 +19,7 @@ NET = ROOT / "moska_p2p" / "net"
 
 COMMANDS = [
     "play", "presets", "arena", "replay-check", "ratings", "replay", "export", "rules",
-    "keygen", "simulate", "verify", "host", "join", "watch", "tables", "relay", "config",
+    "keygen", "trust", "simulate", "verify", "host", "join", "watch", "tables", "relay", "config",
 ]  # fmt: skip
 """``moska --help``'s commands, in its order."""
 
@@ -52,8 +52,8 @@ def test_every_command_has_its_help(command: str) -> None:
 
 def test_the_command_modules_are_the_groups() -> None:
     assert _submodules(CLI) == [
-        "arena", "common", "config", "local", "net", "p2p", "relay", "replay", "results",
-        "watch",
+        "arena", "common", "config", "known", "local", "net", "p2p", "relay", "replay",
+        "results", "watch",
     ]  # fmt: skip
 
 

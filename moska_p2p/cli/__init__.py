@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from . import arena, config, local, net, p2p, relay, replay, watch
+from . import arena, config, known, local, net, p2p, relay, replay, watch
 from .common import EXIT_INTERRUPTED, EXIT_USAGE, is_interrupt
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("export", replay.export),
     ("rules", local.rules),
     ("keygen", p2p.keygen),
+    ("trust", known.trust),
     ("simulate", p2p.simulate),
     ("verify", p2p.verify),
     ("host", net.host),

@@ -250,7 +250,7 @@ def _list_tables(found: list[FoundTable]) -> None:
 
 
 def _parse_expect(text: str | None) -> bytes | str | None:
-    """``--expect``: a full public key (64 hex digits) or a full fingerprint (16)."""
+    """``--expect``: a full public key (64 hex digits) or a full fingerprint (32)."""
     from ..crypto.identity import parse_fingerprint
 
     if text is None:
@@ -533,9 +533,9 @@ def join(
     expect: str | None = typer.Option(
         None,
         "--expect",
-        help="The host's fingerprint (all 16 hex digits, e.g. 3F9A-11C2-7B04-E9D1, as the host"
-        " reads it out or 'moska keygen' shows it) or its full key (64 hex digits): refuse to"
-        " join any other host.",
+        help="The host's fingerprint (all 32 hex digits, e.g."
+        " 3F9A-11C2-7B04-E9D1-5A0C-88D9-A0D7-4162, as the host reads it out or 'moska keygen'"
+        " shows it) or its full key (64 hex digits): refuse to join any other host.",
     ),
     listen: bool = typer.Option(
         True,

@@ -6,6 +6,7 @@ The crypto and the protocol are imported when a command runs, not for ``moska --
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import secrets
@@ -40,7 +41,11 @@ def keygen(
     from ..crypto.identity import Identity, IdentityError, default_identity_path, load_or_create
 
     path = identity or default_identity_path()
+    old = None
     try:
+        if force and path.exists():
+            with contextlib.suppress(IdentityError, OSError):  # unreadable: nothing to vouch
+                old = Identity.load(path)
         if force or not path.exists():
             key = Identity.generate()
             key.save(path, overwrite=force)
@@ -51,6 +56,22 @@ def keygen(
     except (IdentityError, OSError) as error:
         raise fail(str(error)) from None
     typer.echo(f"fingerprint: {key.fingerprint}  (read it aloud so others can recognise you)")
+    if old is not None:
+        from ..net.known import (
+            KnownPeers,
+            KnownPeersError,
+            default_known_peers_path,
+            key_change_statement,
+        )
+
+        with contextlib.suppress(KnownPeersError, OSError):  # your own name in your own file
+            KnownPeers.load(default_known_peers_path()).replace_key(
+                old.public_bytes, key.public_bytes
+            )
+        typer.echo(
+            "your old key vouches for the new one: whoever knew the old key runs\n"
+            f"    moska trust {key_change_statement(old, key.public_bytes)}"
+        )
 
 
 def simulate(

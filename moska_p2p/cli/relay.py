@@ -4,6 +4,7 @@ relay and invites add to ``host`` and ``join``."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,20 @@ if TYPE_CHECKING:
     from ..net.invite import Invite
 
 DEFAULT_PORT = 7117
+
+
+def _raise_descriptor_limit(wanted: int) -> None:
+    """Let the relay hold the connections it is allowed (the soft limit is often 1,024): up
+    to the hard limit, which only the machine's operator can raise."""
+    try:
+        import resource
+    except ImportError:  # not on this system: the accept loop sheds strangers instead
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
 def parse_relay(text: str) -> tuple[str, int]:
@@ -41,14 +56,22 @@ def parse_invite_or_exit(text: str) -> Invite:
 def relay(
     bind: str = typer.Option("0.0.0.0", help="Address to listen on."),
     port: int = typer.Option(DEFAULT_PORT, min=0, max=65535, help="Port (0: any free port)."),
-    max_connections: int = typer.Option(256, min=2, help="Connections at most, in all."),
-    max_tables: int = typer.Option(64, min=1, help="Tables (rooms) at most, in all."),
+    max_connections: int = typer.Option(4096, min=2, help="Connections at most, in all."),
+    max_tables: int = typer.Option(1024, min=1, help="Tables (rooms) at most, in all."),
+    token: str = typer.Option(
+        "",
+        help="A club's private relay: only peers that hold this token open tables (set"
+        " MOSKA_RELAY_TOKEN to it where the host runs); invites still let the others in.",
+        envvar="MOSKA_RELAY_TOKEN",
+        show_default=False,
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
 ) -> None:
     """Relay for peers that cannot reach each other (behind NAT or firewalls): they connect
     out to it and meet at their table's room. It sees who plays with whom and how much, but
     cannot read hidden cards, forge a move or pass for a player: it can only forward or
-    drop. Give hosts its address: moska host --relay HOST:PORT."""
+    drop. Only holders of a table's invite enter its room. Give hosts its address: moska host
+    --relay HOST:PORT."""
     import trio
 
     from ..net.relay import RelayServer
@@ -56,8 +79,8 @@ def relay(
 
     if verbose:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
-    per_address = max(2, max_connections // 8)
-    caps = Caps(connections=max_connections, connections_per_address=per_address, rooms=max_tables)
+    _raise_descriptor_limit(max_connections + 64)
+    caps = Caps(connections=max_connections, rooms=max_tables, token=token)
     server = RelayServer(caps)
     failure: list[str] = []
 

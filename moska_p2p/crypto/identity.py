@@ -32,7 +32,7 @@ False
 >>> verify(alice.public_bytes, "hello", b"ho", signature)  # other bytes
 False
 >>> alice.fingerprint
-'139E-3940-E64B-5491'
+'139E-3940-E64B-5491-7220-88D9-A0D7-4162'
 """
 
 from __future__ import annotations
@@ -83,8 +83,13 @@ DOMAIN = b"moska-p2p/v2/"
 MAX_KIND = 32
 """Longest ``kind`` tag of a signature."""
 
-FINGERPRINT_BYTES = 8
-"""Bytes of SHA-256 a fingerprint shows: 64 bits, far beyond grinding a look-alike key."""
+FINGERPRINT_BYTES = 16
+"""Bytes of SHA-256 a fingerprint shows: 128 bits. Not 64: an attacker who makes both keys
+finds two with one 64-bit fingerprint in about 2**32 tries (the birthday bound), an afternoon
+on a laptop; 2**64 tries for 128 bits is out of reach."""
+
+OLD_FINGERPRINT_BYTES = 8
+"""The 64-bit fingerprints of older moskas, refused with a word on what to ask for instead."""
 
 _KIND = re.compile(rf"[a-z0-9/_-]{{1,{MAX_KIND}}}")
 
@@ -252,11 +257,13 @@ def verify(public_bytes: bytes, kind: str, data: bytes, signature: bytes) -> boo
 
 def fingerprint_of(public_bytes: bytes) -> str:
     """A name for a public key that people can read aloud and compare, e.g.
-    ``3F9A-11C2-7B04-E9D1``.
+    ``3F9A-11C2-7B04-E9D1-5A0C-88D9-A0D7-4162``.
 
-    The first 8 bytes (64 bits) of SHA-256 of the raw key, upper-case hex in four groups of
-    four. Finding another key with the same fingerprint takes about 2**64 tries: out of reach,
-    so comparing fingerprints out of band (read aloud, ``moska join --expect``) is a real check.
+    The first 16 bytes (128 bits) of SHA-256 of the raw key, upper-case hex in eight groups of
+    four. Finding another key with the same fingerprint takes about 2**128 tries, and even two
+    keys of one's own with a common fingerprint about 2**64: out of reach, so comparing
+    fingerprints out of band (read aloud, ``moska join --expect``) is a real check. Every
+    fingerprint a person reads or types is this one.
     """
     digest = hashlib.sha256(public_bytes).digest()[:FINGERPRINT_BYTES].hex().upper()
     return "-".join(digest[i : i + 4] for i in range(0, len(digest), 4))
@@ -265,15 +272,23 @@ def fingerprint_of(public_bytes: bytes) -> str:
 def parse_fingerprint(text: str) -> str:
     """A fingerprint as a person may type it (any case, dashes, spaces or colons, or none),
     in the canonical form of :func:`fingerprint_of`; :class:`ValueError` unless it has all
-    16 hex digits (a shorter prefix would be a much weaker check).
+    32 hex digits (a shorter prefix would be a much weaker check), saying so plainly for the
+    16 digits of an older moska's fingerprint.
 
-    >>> parse_fingerprint("3f9a 11c2:7b04e9d1")
-    '3F9A-11C2-7B04-E9D1'
+    >>> parse_fingerprint("139e 3940:e64b5491 7220-88d9 a0d7 4162")
+    '139E-3940-E64B-5491-7220-88D9-A0D7-4162'
     """
     digits = re.sub(r"[\s:\-]", "", text).upper()
+    if re.fullmatch(rf"[0-9A-F]{{{2 * OLD_FINGERPRINT_BYTES}}}", digits):
+        raise ValueError(
+            f"{text!r} is a 64-bit fingerprint of an older moska, too short to tell keys apart"
+            " safely: ask for the whole fingerprint that 'moska keygen' shows now (32 hex"
+            " digits in eight groups), or for the key itself"
+        )
     if not re.fullmatch(rf"[0-9A-F]{{{2 * FINGERPRINT_BYTES}}}", digits):
         raise ValueError(
-            f"{text!r} is not a fingerprint: 16 hex digits in four groups, e.g. 3F9A-11C2-7B04-E9D1"
+            f"{text!r} is not a fingerprint: 32 hex digits in eight groups of four, e.g."
+            " 3F9A-11C2-7B04-E9D1-5A0C-88D9-A0D7-4162"
         )
     return "-".join(digits[i : i + 4] for i in range(0, len(digits), 4))
 

@@ -2,8 +2,8 @@
 
 ``moska host`` prints one; ``moska join INVITE`` needs nothing else. An invite is ``moska:``
 followed by the base32 (RFC 4648 alphabet, lower case, no padding) of the msgpack array
-``[version, host key, table, direct addresses, relay]`` and 4 bytes of its SHA-256 (a checksum:
-a mistyped character is caught, and named, before anything is dialed):
+``[version, host key, table, direct addresses, relay, room secret]`` and 4 bytes of its
+SHA-256 (a checksum: a mistyped character is caught, and named, before anything is dialed):
 
 * ``host key``: the host's whole public key (32 bytes). The joiner refuses any other key at
   the table's address or relay: the invite pins the host (its fingerprint is shown), so a
@@ -13,6 +13,10 @@ a mistyped character is caught, and named, before anything is dialed):
   relay, and the joiner checks that the settings the host shows hash to it.
 * ``direct addresses``: ``[host, port]`` pairs where the host listens (maybe none).
 * ``relay``: ``[host, port]`` of a relay where the table's peers meet, or nil.
+
+* ``room secret``: 16 random bytes (empty when there is no relay): the relay admits to the
+  table's room only peers that prove they hold it (:class:`~.relay_proto.RoomPass`), and never
+  sees it.
 
 The joiner tries the direct addresses first and the relay when they do not answer.
 """
@@ -28,10 +32,10 @@ from dataclasses import dataclass
 import msgpack
 
 from ..crypto.identity import PUBLIC_KEY_SIZE, is_acceptable_public_key
-from .relay_proto import ROOM_SIZE
+from .relay_proto import ROOM_SIZE, SECRET_SIZE, RoomPass
 
 PREFIX = "moska:"
-VERSION = 1
+VERSION = 2
 CHECKSUM_SIZE = 4
 MAX_ADDRESSES = 4
 MAX_HOST = 64
@@ -56,17 +60,33 @@ class Invite:
     table: bytes
     direct: tuple[Address, ...] = ()
     relay: Address | None = None
+    secret: bytes = b""
 
     def __post_init__(self) -> None:
         if len(self.host_key) != PUBLIC_KEY_SIZE or len(self.table) != ROOM_SIZE:
             raise ValueError("an invite's key is 32 bytes and its table 16")
         if not self.direct and self.relay is None:
             raise ValueError("an invite needs a direct address or a relay")
+        if len(self.secret) not in (0, SECRET_SIZE):
+            raise ValueError("an invite's room secret is 16 bytes")
+
+    @classmethod
+    def of(cls, room: bytes, direct: tuple[Address, ...], relay: Address | None) -> Invite:
+        """The invite of a host's room pass (:class:`~.relay_proto.RoomPass`, as bytes)."""
+        room_pass = RoomPass.parse(room)
+        return cls(room_pass.owner, room_pass.table, direct, relay, room_pass.secret)
+
+    @property
+    def room(self) -> bytes:
+        """The room pass a joiner registers at the relay with (as bytes)."""
+        secret = self.secret or bytes(SECRET_SIZE)  # a hand-made invite: no real secret
+        return bytes(RoomPass(self.table, secret, self.host_key))
 
     def __str__(self) -> str:
         relay = list(self.relay) if self.relay is not None else None
+        direct = [list(a) for a in self.direct]
         body = msgpack.packb(
-            [VERSION, self.host_key, self.table, [list(a) for a in self.direct], relay],
+            [VERSION, self.host_key, self.table, direct, relay, self.secret],
             use_bin_type=True,
         )
         data = body + hashlib.sha256(body).digest()[:CHECKSUM_SIZE]
@@ -135,9 +155,9 @@ def _fields(body: bytes) -> Invite:
             f"an invite of version {obj[0]}, and this moska reads version {VERSION}:"
             " host and joiner need the same moska version"
         )
-    if len(obj) != 5:
+    if len(obj) != 6:
         raise InviteError("the invite has the wrong number of fields")
-    _, key, table, direct, relay = obj
+    _, key, table, direct, relay, secret = obj
     if not isinstance(key, bytes) or len(key) != PUBLIC_KEY_SIZE:
         raise InviteError("the invite's host key is not 32 bytes")
     if not is_acceptable_public_key(key):
@@ -150,7 +170,9 @@ def _fields(body: bytes) -> Invite:
     via = None if relay is None else _address(relay, "relay")
     if not addresses and via is None:
         raise InviteError("the invite names neither an address nor a relay")
-    return Invite(key, table, addresses, via)
+    if not isinstance(secret, bytes) or len(secret) not in (0, SECRET_SIZE):
+        raise InviteError("the invite's room secret is not 16 bytes")
+    return Invite(key, table, addresses, via, secret)
 
 
 def _address(value: object, what: str) -> Address:

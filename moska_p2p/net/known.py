@@ -24,22 +24,47 @@ one line per aborter::
     aborted  KEY-HEX  KIND  # FINGERPRINT: REASON
 
 and a host refuses to seat a key its file names so (``moska host --allow-aborters`` seats it
-anyway): an abort never buys a better seat at the next table of the same host.
+anyway): an abort never buys a better seat at the next table of the same host. A peer that sent
+no frame of the table at all (it refused the table for a stated reason, a changed key or
+another version, or never came) saw no seating and is not recorded.
+
+**A key change people can follow.** A player who makes a new key (``moska keygen --force``)
+gets a *key change statement*, ``moska-newkey:...``: the old key's signature over the new key
+(kind :data:`NEW_KEY`). Whoever has the old key in this file runs ``moska trust STATEMENT``:
+the signature is checked against the old key, and every line that gave the player the old key
+gives the new one (the name and the host kept). Without a statement (the old key is lost),
+``moska trust NAME`` forgets the name's key, at every host or one (``--host FINGERPRINT``), and
+the next table teaches the new one, as on first use. The refusal of a changed key says both.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+import msgpack
+
 from .. import dirs
-from ..crypto.identity import PUBLIC_KEY_SIZE, fingerprint_of, writable_by_others
+from ..crypto.identity import (
+    PUBLIC_KEY_SIZE,
+    SIGNATURE_SIZE,
+    Identity,
+    fingerprint_of,
+    is_acceptable_public_key,
+    verify,
+    writable_by_others,
+)
 from ..errors import Error
 
 FILE_NAME = "known_peers"
 ABORTED = "aborted"
+NEW_KEY = "id/new-key"
+"""Signature kind of a key change statement (the old key signs the new one)."""
+STATEMENT = "moska-newkey:"
 
 
 class KnownPeersError(Error):
@@ -77,12 +102,55 @@ class Change:
                 f"and now comes with {'the key' if len(self.now) == 1 else 'the keys'}",
                 f"    {new}",
                 f"Someone may be pretending to be {shown}, or {shown} has a new key file.",
-                f"Ask {shown} to run 'moska keygen' and read out the fingerprint. If it is the new",
-                f"one, forget the old key (line {self.line} of {self.path}):",
-                f"    sed -i '{self.line}d' {self.path}",
+                f"If {shown} made the new key with 'moska keygen --force', it printed a key change",
+                "statement (moska-newkey:...) signed by the old key: accept it with",
+                "    moska trust moska-newkey:...",
+                f"Else ask {shown} to run 'moska keygen' and read out the fingerprint; if it is",
+                f"the new one, forget the old key (line {self.line} of {self.path}) with",
+                f"    moska trust {quote(self.name, safe='')}",
                 "and try again. Refusing to play.",
             ]
         )
+
+
+class StatementError(ValueError):
+    """A key change statement that cannot be used (the message says why, in one line)."""
+
+
+def key_change_statement(old: Identity, new: bytes) -> str:
+    """The statement, signed by ``old``, that its owner's key is now ``new``."""
+    body = msgpack.packb([1, old.public_bytes, new, old.sign(NEW_KEY, new)], use_bin_type=True)
+    return STATEMENT + base64.b32encode(body).decode("ascii").rstrip("=").lower()
+
+
+def parse_statement(text: str) -> tuple[bytes, bytes]:
+    """The (old key, new key) of a key change statement whose signature checks;
+    :class:`StatementError` otherwise."""
+    compact = "".join(text.split()).lower()
+    if not compact.startswith(STATEMENT):
+        raise StatementError(f"a key change statement starts with {STATEMENT!r}")
+    code = compact[len(STATEMENT) :]
+    try:
+        body = base64.b32decode(code.upper() + "=" * (-len(code) % 8))
+        obj = msgpack.unpackb(body, raw=False)
+    except (binascii.Error, ValueError, msgpack.UnpackException):
+        raise StatementError("the statement cannot be read: copy it again, whole") from None
+    if (
+        not isinstance(obj, list)
+        or len(obj) != 4
+        or obj[0] != 1
+        or not all(isinstance(x, bytes) for x in obj[1:])
+        or len(obj[1]) != PUBLIC_KEY_SIZE
+        or len(obj[2]) != PUBLIC_KEY_SIZE
+        or len(obj[3]) != SIGNATURE_SIZE
+    ):
+        raise StatementError("the statement is not a key change statement of this moska")
+    _, old, new, signature = obj
+    if not is_acceptable_public_key(new) or not verify(old, NEW_KEY, new, signature):
+        raise StatementError(
+            f"the statement is not signed by the key it names ({fingerprint_of(old)}): refused"
+        )
+    return old, new
 
 
 def _check_mode(path: Path) -> None:
@@ -99,7 +167,10 @@ class KnownPeers:
 
     def __init__(self, path: Path, lines: list[str] | None = None) -> None:
         self.path = path
-        self.lines: list[str] = lines or []
+        self._read(lines or [])
+
+    def _read(self, lines: list[str]) -> None:
+        self.lines: list[str] = lines
         self.records: dict[tuple[bytes, str], tuple[bytes, int]] = {}
         self.aborters: dict[bytes, str] = {}  # key -> the verdict's kind
         for number, line in enumerate(self.lines, 1):
@@ -176,10 +247,7 @@ class KnownPeers:
         for name, key in players:
             if counts[name] != 1 or not name or (host, name) in self.records:
                 continue
-            self.lines.append(
-                f"{host.hex()} {quote(name, safe='')} {key.hex()}"
-                f"  # host {fingerprint_of(host)}, {fingerprint_of(key)}"
-            )
+            self.lines.append(self._line(host, name, key))
             self.records[(host, name)] = (key, len(self.lines))
             added += 1
         if added:
@@ -205,6 +273,47 @@ class KnownPeers:
         return (
             f"this host's record says the key {fingerprint_of(key)} ended one of its tables"
             f" before the deal ({kind}); the host may seat it with --allow-aborters"
+        )
+
+    def replace_key(self, old: bytes, new: bytes) -> list[str]:
+        """Give every name that had ``old`` the key ``new``, and the tables ``old`` hosted
+        to ``new`` (a key change statement was checked); the names it did so for, the file
+        written if anything changed."""
+        changed = []
+        for (host, name), (key, number) in list(self.records.items()):
+            if old not in (key, host):
+                continue
+            at = new if host == old else host  # the player hosts tables too
+            self.lines[number - 1] = self._line(at, name, new if key == old else key)
+            if key == old:
+                changed.append(name)
+        if changed or any(host == old for host, _ in self.records):
+            self._read(self.lines)
+            self._write()
+        return changed
+
+    def forget(self, name: str, host: bytes | None = None) -> int:
+        """Forget ``name``'s key (at ``host``'s tables only, if given): the next table
+        teaches its new one. How many lines went; the file written if any."""
+        gone = {
+            number
+            for (at, known), (_, number) in self.records.items()
+            if known == name and (host is None or at == host)
+        }
+        if gone:
+            kept = [line for n, line in enumerate(self.lines, 1) if n not in gone]
+            self._read(kept)  # every line's number anew
+            self._write()
+        return len(gone)
+
+    def hosts_of(self, name: str) -> list[bytes]:
+        return [host for (host, known) in self.records if known == name]
+
+    @staticmethod
+    def _line(host: bytes, name: str, key: bytes) -> str:
+        return (
+            f"{host.hex()} {quote(name, safe='')} {key.hex()}"
+            f"  # host {fingerprint_of(host)}, {fingerprint_of(key)}"
         )
 
     def _write(self) -> None:

@@ -402,6 +402,9 @@ class Lobby:
         assert lobby is not None
         host = Entry.sign(self.identity, lobby_id(lobby.config), self.o.name, "", self.net.port)
         lobby.roster = (host, *(entry for entry, _ in lobby.joined.values()))
+        relay = self.net.relay_client
+        if relay is not None:  # the relay admits the players alone from now on
+            relay.admit_only([entry.key for entry in lobby.roster])
         try:
             self._trust(self.me, lobby.roster)
         except (HandshakeError, KnownPeersError) as error:  # checked at each join already

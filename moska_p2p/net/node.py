@@ -95,7 +95,7 @@ from .persist import Route, SavedGame, SaveError, read_frames
 from .port import GamePort, Player
 from .relay import RelayServer
 from .relay_client import RELAYED_HOST, RelayClient
-from .relay_proto import ROOM_SIZE
+from .relay_proto import ROOM_SIZE, RoomPass
 from .runner import GameRunner
 from .state import (
     EXIT_FAILED,
@@ -270,11 +270,11 @@ class Node:
         task_status.started(self.port)
 
         async def body() -> None:
-            room = lobby_id(config)[:ROOM_SIZE]
+            room = bytes(RoomPass.new(lobby_id(config), self.me))
             if not await self._start_relay(room):
                 return
             relay = self._relay_address
-            invite = Invite(self.me, room, self.lobby.direct_addresses(), relay)
+            invite = Invite.of(room, self.lobby.direct_addresses(), relay)
             self.o.echo(f"invite (moska join INVITE): {invite}")
             with self.lobby.scope, trio.move_on_after(self.o.lobby_wait):
                 async with trio.open_nursery() as waiting:
@@ -313,7 +313,7 @@ class Node:
         listeners = await self._listen(self.o.listen_port) if self.o.listen else []
         if listeners is None:
             return self._result()
-        self.lobby.room = room
+        self.lobby.room = room[:ROOM_SIZE] if room is not None else None
         task_status.started(self.port)
 
         async def body() -> None:
@@ -368,7 +368,7 @@ class Node:
             )
             return self._result()
         return await self.join(
-            host, port, expect=invite.host_key, room=invite.table, task_status=task_status
+            host, port, expect=invite.host_key, room=invite.room, task_status=task_status
         )
 
     async def _start_relay(self, room: bytes) -> bool:

@@ -123,7 +123,7 @@ class Route:
         relay, room, port = data.get("relay"), data.get("room"), data.get("relay_port")
         if not isinstance(listen, bool):
             raise SaveError("bad listen flag")
-        if room is not None and not (isinstance(room, bytes) and 0 < len(room) <= 32):
+        if room is not None and not (isinstance(room, bytes) and 0 < len(room) <= 64):
             raise SaveError("bad relay room")
         if port is not None and not (type(port) is int and 0 < port < 65536):
             raise SaveError("bad relay port")

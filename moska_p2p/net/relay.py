@@ -8,11 +8,18 @@ use: every game frame is signed by its author and every hidden card encrypted, a
 handshake binds both keys and a fresh nonce of each end (:mod:`.wire`), so the relay can only
 forward or drop (``docs/NETWORK.md``, "Relays").
 
-Strangers are bounded everywhere: connections in all and per address, new connections per
-second per address, connections that have not registered (:class:`~.admission.Admission`,
-with a deadline), rooms in all and per address, keys per room, links per connection, bytes
-per second per address, bytes queued for one connection (a peer that does not read is cut off)
-and in all, bytes per room; a room that relays nothing for a while is closed.
+Strangers are bounded everywhere, an address counted by its source network (an IPv6 /64 is
+one): connections in all and per network, new connections per second per network,
+connections that have not registered (:class:`~.admission.Admission`, with a deadline; when
+they are too many the oldest is shed, so holding them all costs a stranger a constant churn
+and a real peer that answers its challenge gets in), rooms in all and per network, keys per
+room and per network in it, links per connection, bytes per second per network, bytes queued
+for one connection (a peer that does not read is cut off) and in all, bytes per key of a room
+(a member that floods is cut off, never the room); a registered connection that says nothing
+for a while, and a room that relays nothing for a while, are closed. A room admits only
+holders of its invite (a ticket), and once its host signed the roster only its players (and a
+few guests, who link to the host alone); a private relay (``--token``) lets only holders of
+its token open rooms.
 """
 
 from __future__ import annotations
@@ -33,16 +40,23 @@ from .relay_proto import (
     INCOMING,
     OPEN,
     OPENED,
+    PING,
     REGISTER,
     REGISTERED,
+    ROSTER,
     Book,
     Caps,
     Conn,
     Message,
     RelayDecoder,
     RelayError,
+    check_club,
     check_register,
+    check_roster,
+    check_ticket,
     encode,
+    network_of,
+    room_name,
 )
 
 log = logging.getLogger("moska_p2p.relay")
@@ -87,6 +101,7 @@ class RelayServer:
         self._quiet = Quiet()
         self.refused = 0
         self.port = 0
+        self._nursery: trio.Nursery | None = None
 
     async def serve(
         self,
@@ -100,6 +115,7 @@ class RelayServer:
         self.port = int(listeners[0].socket.getsockname()[1])
         task_status.started(listeners)
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             nursery.start_soon(self._expire_rooms)
             for listener in listeners:
                 nursery.start_soon(self._accept_loop, listener, nursery)
@@ -117,10 +133,13 @@ class RelayServer:
                     await trio.sleep(0.1)
                     continue
                 try:
-                    address = str(stream.socket.getpeername()[0])
+                    address = network_of(str(stream.socket.getpeername()[0]))
                 except OSError:
                     address = "?"
                 ticket = self.admission.admit(address)
+                if ticket is None and len(self.admission.pending) >= self.admission.total:
+                    self.admission.shed()  # the oldest stranger makes way: holding them costs
+                    ticket = self.admission.admit(address)
                 conn = self.book.connect(address, trio.current_time()) if ticket else None
                 if ticket is None or isinstance(conn, str) or conn is None:
                     if ticket is not None:
@@ -177,9 +196,10 @@ class RelayServer:
                     data = await stream.receive_some(READ_SIZE)
             if not data:
                 return
-            if conn.registered:  # every byte counts against the address's rate, used or not
+            if conn.registered:  # every byte counts against the network's rate, used or not
                 await self._account(conn, len(data))
             for message in decoder.feed(bytes(data)):
+                self.book.touch(conn.id, trio.current_time())
                 if not conn.registered:
                     self._register(conn, message, nonce)
                     ticket.release()
@@ -189,10 +209,21 @@ class RelayServer:
     def _register(self, conn: Conn, message: Message, nonce: bytes) -> None:
         if message.kind != REGISTER:
             raise RelayError(f"a {message.kind} message before registering")
-        room, key, signature = message.items
-        if not check_register(nonce, room, key, signature):
+        room, key, signature, _, owner, lock, ticket, club = message.items
+        if not check_register(nonce, room, key, signature, owner + lock):
             raise RelayError("a registration whose proof of key does not answer the challenge")
-        answer = self.book.register(conn.id, room, key, trio.current_time())
+        if not check_ticket(nonce, room, key, lock, ticket):
+            raise RelayError("a registration without a ticket of that table's invite")
+        may_open = not self.caps.token or check_club(self.caps.token, nonce, key, club)
+        answer = self.book.register(
+            conn.id,
+            room_name(room, owner, lock),
+            key,
+            trio.current_time(),
+            owner=owner,
+            lock=lock,
+            may_open=may_open,
+        )
         if isinstance(answer, str):
             raise RelayError(answer)
         if answer:
@@ -227,17 +258,30 @@ class RelayServer:
             end = self.book.close(conn.id, message.items[0])
             if end is not None:
                 self._send(end[0], encode(CLOSE, end[1], message.items[1]))
+        elif kind == ROSTER:
+            self._roster(conn, *message.items)
+        elif kind == PING:
+            pass  # it said something: the idle limit starts again
         else:
             raise RelayError(f"a {kind} message from a peer")
 
+    def _roster(self, conn: Conn, keys: list[bytes], signature: bytes) -> None:
+        """The owner's roster of the sender's room: from now on its players alone (and a few
+        guests); a roster the owner did not sign is refused and changes nothing."""
+        room = self.book.rooms.get(conn.room) if conn.room is not None else None
+        if room is None or conn.room is None:
+            return
+        table = conn.room[: len(conn.room) - len(room.owner) - len(room.lock)]
+        if not check_roster(room.owner, table, room.lock, keys, signature):
+            raise RelayError("a roster its table's host did not sign")
+        for member in self.book.admit_only(conn.room, keys):
+            self._refuse(member, "the table started and its roster has no place for this key")
+
     async def _account(self, conn: Conn, size: int) -> None:
-        """Bytes read from a member: wait as long as its address's rate says; a room over
-        its byte cap is closed."""
+        """Bytes read from a member: wait as long as its network's rate says; a member over
+        its share of the room's bytes is cut off (the room goes on)."""
         wait = self.book.relayed(conn.id, size, trio.current_time())
         if isinstance(wait, str):
-            if conn.room is not None:
-                for member in self.book.members_of(conn.room):
-                    self._close_conn(member)
             raise RelayError(wait)
         if wait > 0:
             await trio.sleep(wait)
@@ -257,6 +301,23 @@ class RelayServer:
         while self.queued > TOTAL_QUEUE:
             self._space = trio.Event()
             await self._space.wait()
+
+    def _refuse(self, conn_id: int, reason: str) -> None:
+        """Tell a connection why it is closed, then close it (within a second)."""
+        self._send(conn_id, encode(ERROR, reason))
+        if self._nursery is None:
+            self._close_conn(conn_id)
+        else:
+            self._nursery.start_soon(self._close_when_told, conn_id)
+
+    async def _close_when_told(self, conn_id: int) -> None:
+        box = self.outboxes.get(conn_id)
+        if box is not None:
+            with trio.move_on_after(1.0):
+                while box.size and conn_id in self.outboxes:
+                    box.drained = trio.Event()
+                    await box.drained.wait()
+        self._close_conn(conn_id)
 
     def _close_conn(self, conn_id: int) -> None:
         box = self.outboxes.get(conn_id)
@@ -290,13 +351,17 @@ class RelayServer:
                 box.drained.set()
 
     async def _expire_rooms(self) -> None:
+        caps = self.caps
         while True:
             now = trio.current_time()
             for name in self.book.idle_rooms(now):
-                log.info("a table idle for %g s: closed", self.caps.idle_room)
-                for member in self.book.members_of(name):
+                log.info("a table idle for %g s: closed", caps.idle_room)
+                for member in self.book.expire_room(name, now):
                     self._close_conn(member)
-                self.book.rooms[name].last = now  # its members go as their tasks end
-            # a room opened meanwhile is looked at within a quarter of its idle time
-            wait = min(self.book.next_expiry(now), self.caps.idle_room / 4, 60.0)
+            for conn_id in self.book.idle_connections(now):
+                log.info("connection %d silent for %g s: closed", conn_id, caps.idle_connection)
+                self._refuse(conn_id, f"silent for {caps.idle_connection:g} s")
+                self.book.touch(conn_id, now)  # it goes as its task ends
+            # a room or connection opened meanwhile is looked at within a quarter of its limit
+            wait = min(self.book.next_expiry(now), caps.idle_room / 4, caps.idle_connection / 4)
             await trio.sleep(max(wait, 0.1))

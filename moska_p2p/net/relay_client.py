@@ -11,7 +11,8 @@ redials a TCP link).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 
 import trio
 
@@ -24,16 +25,22 @@ from .relay_proto import (
     ERROR,
     INCOMING,
     INCOMING_BASE,
+    OLD_RELAY_SAYS,
     OPEN,
     OPENED,
-    REGISTER,
+    PING,
+    PING_EVERY,
     REGISTERED,
+    ROSTER,
+    VERSION,
     Message,
     RelayDecoder,
     RelayError,
+    RoomPass,
     chunks,
     encode,
-    register_proof,
+    registration,
+    roster_signature,
 )
 from .wire import TRANSPORT_ERRORS
 
@@ -42,6 +49,10 @@ RELAY_FAILURES: tuple[type[Exception], ...] = (*TRANSPORT_ERRORS, RelayError)
 the relay's. Anything else is this peer's own bug and stops the node."""
 
 log = logging.getLogger("moska_p2p.net")
+
+TOKEN_VARIABLE = "MOSKA_RELAY_TOKEN"
+"""The environment variable that holds a private relay's token (``moska relay --token``), for
+the peers that open rooms there (kept out of the command line, which others can read)."""
 
 RELAYED_HOST = "@relay"
 """The address in a roster entry of a peer that does not listen: reach it through the table's
@@ -153,10 +164,13 @@ class VirtualStream(trio.abc.HalfCloseableStream):
 
 
 class RelayClient:
-    """Our connection to a relay at ``host:port``, registered under our key in ``room``.
+    """Our connection to a relay at ``host:port``, registered under our key in ``room`` (the
+    bytes of a :class:`~.relay_proto.RoomPass`: the table, the invite's secret and the host's
+    key).
 
     ``incoming`` is called with each virtual link another member opens to us (the node runs
-    its listener's handshake on it, as for a TCP connection to its port)."""
+    its listener's handshake on it, as for a TCP connection to its port). ``token``: the
+    private relay's token (default: :data:`TOKEN_VARIABLE` from the environment)."""
 
     def __init__(
         self,
@@ -166,9 +180,13 @@ class RelayClient:
         room: bytes,
         incoming: Callable[[VirtualStream], None],
         timeout: float = 10.0,
+        token: str | None = None,
     ) -> None:
         self.identity = identity
         self.host, self.port, self.room = host, port, room
+        self.room_pass = RoomPass.parse(room)
+        self.token = os.environ.get(TOKEN_VARIABLE, "") if token is None else token
+        self._roster: bytes | None = None  # our signed roster, sent at every registration
         self.incoming = incoming
         self.timeout = timeout
         self.registered = trio.Event()
@@ -235,15 +253,36 @@ class RelayClient:
                     raise RelayError(f"refused: {first.items[0]}")
                 if first.kind != CHALLENGE:
                     raise RelayError(f"a {first.kind} message where a challenge was due")
-                proof = register_proof(self.identity, first.items[0], self.room)
                 await stream.send_all(
-                    encode(REGISTER, self.room, self.identity.public_bytes, proof)
+                    registration(self.identity, first.items[0], self.room_pass, self.token)
                 )
             self._stream = stream
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._closer)
+                nursery.start_soon(self._pinger)
                 await self._serve(stream, decoder, messages[1:])
                 nursery.cancel_scope.cancel()
+
+    def admit_only(self, keys: Sequence[bytes]) -> None:
+        """As the table's host: tell the relay the table's players, signed, so that it admits
+        no other key as a player in the room (sent now, and after every reconnection)."""
+        room = self.room_pass
+        if room.owner != self.identity.public_bytes:
+            return
+        listed = list(keys)
+        lock = room.lock().public_bytes
+        signature = roster_signature(self.identity, room.table, lock, listed)
+        self._roster = encode(ROSTER, listed, signature)
+        if self.registered.is_set():
+            self._pending_closes.append(self._roster)
+            self._close_wake.set()
+
+    async def _pinger(self) -> None:
+        """Say something now and then, so the relay's idle limit never cuts a quiet table."""
+        while True:
+            await trio.sleep(PING_EVERY)
+            if self.registered.is_set():
+                await self.send(encode(PING))
 
     async def _serve(
         self, stream: trio.SocketStream, decoder: RelayDecoder, rest: list[Message]
@@ -253,11 +292,19 @@ class RelayClient:
             for message in rest:
                 if message.kind == REGISTERED and not registered:
                     registered = True
+                    if self._roster is not None:
+                        self._pending_closes.append(self._roster)
+                        self._close_wake.set()
                     self.error = ""
                     self.registered.set()
                     self._started()
                     log.info("registered at the relay %s", self.address)
                 elif not registered:
+                    if message.kind == ERROR and message.items[0] == OLD_RELAY_SAYS:
+                        raise RelayError(
+                            f"refused: the relay runs an older moska (relay protocol 1, this"
+                            f" peer {VERSION}): its operator must update it"
+                        )
                     if message.kind == ERROR:
                         raise RelayError(f"refused: {message.items[0]}")
                     raise RelayError(f"a {message.kind} message before the registration")
@@ -335,7 +382,7 @@ class RelayClient:
             self._close_wake.set()
 
     async def _closer(self) -> None:
-        """Send the ``close`` of every link closed on our side."""
+        """Send the ``close`` of every link closed on our side (and our roster)."""
         while True:
             self._close_wake = trio.Event()
             if self._pending_closes:

@@ -43,6 +43,7 @@ from .state import (
     seat_label,
     seat_name,
 )
+from .sync_answers import SyncAnswers
 from .wire import (
     BYE,
     NEXT,
@@ -102,6 +103,7 @@ class GameRunner:
         self.route = route  # how this peer reaches its table now, saved with every game
         self.sessions = SessionBook(options, identity, mesh.links, self)
         self.send_timeout = options.connect_timeout
+        self.sync_answers = SyncAnswers()  # what a sync may bring back, bounded per asker
         self.session: PeerSession | None = None
         self.saved: SavedGame | None = None
         self.file: TranscriptFile | None = None
@@ -256,7 +258,8 @@ class GameRunner:
                 if not isinstance(key, bytes) or type(seq) is not int or seq < 0:
                     raise HandshakeError("a malformed sync")
                 have[key] = seq
-            for frame in session.frames_after(have):
+            answers = session.frames_after(have)
+            for frame in self.sync_answers.answer(link.key, answers, trio.current_time()):
                 link.enqueue(frame)
             # Done with the table: say so (a peer that reconnects after the end gets what it
             # lacks, then the goodbye). Not while a session's next game may come: the link
@@ -417,6 +420,8 @@ class GameRunner:
         try:
             known = KnownPeers.load(self.o.known_peers)
             for key in verdict.keys:
+                if self._said_nothing(key):  # refused the table, or never came: no abort
+                    continue
                 # A silence over a relay may be the relay's (§23): the record says so, so a
                 # host reading it can tell; it is kept all the same (else not listening would
                 # make aborting free), and a relay that can do this could keep the key from
@@ -430,6 +435,14 @@ class GameRunner:
                     )
         except (KnownPeersError, OSError) as error:
             log.warning("cannot record the aborters: %s", error)
+
+    def _said_nothing(self, key: bytes) -> bool:
+        """Whether this game has no frame of ``key`` at all: a peer that refused the table
+        for a stated reason (a changed key, another version) or never came. It saw no
+        seating, so its silence can buy it nothing, and it is not an abort."""
+        session = self.session
+        peer = session.peers.get(key) if session is not None else None
+        return peer is not None and peer.next_seq == 0 and not peer.inbox
 
     def _next_game(self) -> None:
         """Start the session's next game over the same links: the seats kept, the loser

@@ -39,6 +39,7 @@ from .invite import Invite
 from .lobby import check_roster
 from .persist import TranscriptFile
 from .relay_client import RelayClient, RelayUnreachable, VirtualStream
+from .relay_proto import ROOM_SIZE
 from .state import (
     EXIT_FAILED,
     EXIT_OK,
@@ -127,7 +128,7 @@ class Watcher:
     async def watch_invite(self, invite: Invite) -> Outcome:
         """Watch the table of ``invite``: its direct address, else its relay."""
         direct = invite.direct[0] if invite.direct else None
-        return await self.watch(direct, key=invite.host_key, room=invite.table, relay=invite.relay)
+        return await self.watch(direct, key=invite.host_key, room=invite.room, relay=invite.relay)
 
     async def watch(
         self,
@@ -220,7 +221,7 @@ class Watcher:
                 )
             config = TableConfig.from_wire(hi.body["config"])
             table = lobby_id(config)
-            if room is not None and table[: len(room)] != room:
+            if room is not None and table[:ROOM_SIZE] != room[:ROOM_SIZE]:
                 raise HandshakeError(
                     "the host there has another table than the invite's (an old invite?)"
                 )

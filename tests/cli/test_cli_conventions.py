@@ -590,7 +590,7 @@ def test_tables_json_lists_a_hosted_table(home: Path, monkeypatch: pytest.Monkey
         port, "moska", 3, 1
     )  # fmt: skip
     assert table["joinable"] is True and len(table["key"]) == 64
-    assert re.fullmatch(r"[0-9A-F]{4}(-[0-9A-F]{4}){3}", table["fingerprint"])
+    assert re.fullmatch(r"[0-9A-F]{4}(-[0-9A-F]{4}){7}", table["fingerprint"])
 
 
 def test_the_readme_documents_every_json_field(game: Game) -> None:

@@ -157,23 +157,34 @@ def test_verify_never_raises_on_malformed_input(public: object, signature: objec
     assert verify(bytearray(alice.public_bytes), "move", b"data", good) is False  # type: ignore[arg-type]
 
 
+FULL = "139E-3940-E64B-5491-7220-88D9-A0D7-4162"
+
+
 def test_fingerprint_format() -> None:
-    """64 bits in four groups of four hex digits (issue 11 item 5: 32 bits could be ground)."""
+    """128 bits in eight groups of four hex digits (64 bits: two keys of one attacker collide
+    in about 2**32 tries)."""
     alice = Identity.from_seed(bytes(32))
-    assert re.fullmatch(r"[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}", alice.fingerprint)
-    assert alice.fingerprint == fingerprint_of(alice.public_bytes) == "139E-3940-E64B-5491"
-    head = hashlib.sha256(alice.public_bytes).digest()[:8].hex().upper()
-    assert alice.fingerprint == "-".join(head[i : i + 4] for i in range(0, 16, 4))
+    assert re.fullmatch(r"[0-9A-F]{4}(-[0-9A-F]{4}){7}", alice.fingerprint)
+    assert alice.fingerprint == fingerprint_of(alice.public_bytes) == FULL
+    head = hashlib.sha256(alice.public_bytes).digest()[:16].hex().upper()
+    assert alice.fingerprint == "-".join(head[i : i + 4] for i in range(0, 32, 4))
     assert alice.fingerprint in repr(alice)
     assert alice.public_bytes.hex() not in repr(alice)
 
 
 def test_a_typed_fingerprint_must_be_whole() -> None:
-    assert parse_fingerprint("139e-3940-e64b-5491") == "139E-3940-E64B-5491"
-    assert parse_fingerprint(" 139E 3940:E64B5491 ") == "139E-3940-E64B-5491"
-    for short in ("139E-3940", "139E-3940-E64B-549", "139E-3940-E64B-5491-0", "XYZ", ""):
-        with pytest.raises(ValueError, match="16 hex digits"):
+    assert parse_fingerprint(FULL.lower()) == FULL
+    assert parse_fingerprint(" 139E 3940:E64B5491 722088d9-a0d74162") == FULL
+    for short in ("139E-3940", FULL[:-1], FULL + "-0", "XYZ", ""):
+        with pytest.raises(ValueError, match="32 hex digits in eight groups"):
             parse_fingerprint(short)
+
+
+def test_an_old_64_bit_fingerprint_is_refused_saying_what_to_ask_for() -> None:
+    for old in ("139E-3940-E64B-5491", "139e3940e64b5491"):
+        with pytest.raises(ValueError, match="64-bit fingerprint of an older moska") as caught:
+            parse_fingerprint(old)
+        assert "whole fingerprint" in str(caught.value)
 
 
 def test_from_seed_is_deterministic_and_checked() -> None:

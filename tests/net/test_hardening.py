@@ -562,7 +562,8 @@ def test_known_peers_remember_unique_names_and_spot_a_changed_key(tmp_path: Path
     assert change.known == bob and change.now == (eve,)
     text = change.message()
     assert "WARNING" in text and "HAS CHANGED" in text
-    assert f"sed -i '{change.line}d' {path}" in text
+    assert f"line {change.line} of {path}" in text and "moska trust bob" in text
+    assert "moska trust moska-newkey:" in text  # the statement the new key came with
     assert path.read_text().splitlines()[change.line - 1].split()[2] == bob.hex()
     assert again.check(Identity.generate().public_bytes, [("bob", eve)]) == []  # another host
     assert again.check(host, [("bob", eve), ("bob", bob)]) == []  # one of them is bob
@@ -634,11 +635,19 @@ async def test_join_expect_compares_the_whole_fingerprint(tmp_path: Path) -> Non
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("expect", ["139E-3940", "139E-3940-E64B-549", "zz", "139E3940E64B54910"])
-def test_join_expect_wants_a_whole_fingerprint_or_key(expect: str) -> None:
+@pytest.mark.parametrize(
+    ("expect", "said"),
+    [
+        ("139E-3940", "32 hex digits"),
+        ("139E-3940-E64B-5491-7220-88D9-A0D7-416", "32 hex digits"),
+        ("zz", "32 hex digits"),
+        ("139E-3940-E64B-5491", "64-bit fingerprint of an older moska"),
+    ],
+)
+def test_join_expect_wants_a_whole_fingerprint_or_key(expect: str, said: str) -> None:
     result = runner.invoke(app, ["join", "127.0.0.1:9", "--bot", "random", "--expect", expect])
     assert result.exit_code == 2
-    assert "16 hex digits" in result.output
+    assert said in " ".join(result.output.split())
 
 
 def test_a_key_file_others_can_read_is_refused_by_the_commands(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from net_harness import LISTEN_LINE, Table
 from moska_p2p.protocol.frames import MAX_FRAME
 
 SEATS = re.compile(r"^seats: ", re.M)
-FINGERPRINT = r"[0-9A-F]{4}(-[0-9A-F]{4}){3}"
+FINGERPRINT = r"[0-9A-F]{4}(-[0-9A-F]{4}){7}"
 LOST = re.compile(rf"result: (seat \d \((greedy|random), {FINGERPRINT}\)( and )?)+ lost")
 
 

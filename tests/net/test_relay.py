@@ -24,11 +24,13 @@ from moska_p2p.net.relay_proto import (
     Caps,
     RelayDecoder,
     RelayError,
+    RoomPass,
     check_register,
     chunks,
     decode,
     encode,
     register_proof,
+    registration,
 )
 from moska_p2p.protocol.frames import pack
 
@@ -57,6 +59,10 @@ def test_messages_round_trip_and_cut_anywhere() -> None:
     assert decoder.pending == 0
 
 
+def _register_rest(version: int) -> list[object]:
+    return [bytes(32), bytes(64), version, b"", bytes(32), bytes(64), b""]
+
+
 @pytest.mark.parametrize(
     ("obj", "why"),
     [
@@ -67,7 +73,9 @@ def test_messages_round_trip_and_cut_anywhere() -> None:
         ([DATA, 1, b""], "data message of 0 bytes"),
         ([DATA, 1, "text"], "wrong items"),
         ([CHALLENGE, bytes(31)], "not 32 bytes"),
-        ([REGISTER, bytes(15), bytes(32), bytes(64)], "bad room"),
+        ([REGISTER, bytes(15), bytes(32), bytes(64)], "relay protocol 2 and this peer an older"),
+        ([REGISTER, bytes(15), *_register_rest(2)], "bad room"),
+        ([REGISTER, bytes(16), *_register_rest(3)], "protocol 3"),
         (["open", 1, bytes(31)], "bad key size"),
         (["close", 1, "x" * 201], "too long a reason"),
     ],
@@ -150,14 +158,14 @@ def test_book_caps_connections_rooms_members_links() -> None:
     )
     book = Book(caps)
     conns = [book.connect("1.1.1.1", 0.0) for _ in range(4)]
-    assert conns[3] == "too many connections from this address"
+    assert conns[3] == "too many connections from this network"
     others = [book.connect(f"2.2.2.{i}", 0.0) for i in range(4)]
     assert others[3] == "the relay is full"
     a, b, c = conns[:3]
     assert not isinstance(a, str) and not isinstance(b, str) and not isinstance(c, str)
     book.register(a.id, ROOM, _key(1), 0.0)
     assert (
-        book.register(b.id, bytes(16), _key(2), 0.0) == "too many tables opened from this address"
+        book.register(b.id, bytes(16), _key(2), 0.0) == "too many tables opened from this network"
     )
     book.register(b.id, ROOM, _key(2), 0.0)
     assert book.register(c.id, ROOM, _key(3), 0.0) == "that table is full at the relay"
@@ -178,14 +186,14 @@ def test_book_rate_of_new_connections_per_address() -> None:
     assert not isinstance(book.connect("1.1.1.1", 0.5), str)  # one more earned
 
 
-def test_book_bytes_rate_room_cap_and_idle_rooms() -> None:
-    book = Book(Caps(bytes_per_second=1000.0, room_bytes=10_000, idle_room=60.0))
+def test_book_bytes_rate_member_share_and_idle_rooms() -> None:
+    book = Book(Caps(bytes_per_second=1000.0, member_bytes=10_000, idle_room=60.0))
     a = book.connect("1.1.1.1", 0.0)
     assert not isinstance(a, str)
     book.register(a.id, ROOM, _key(1), 0.0)
     assert book.relayed(a.id, 4000, 0.0) == 0.0  # the burst
     assert book.relayed(a.id, 500, 0.0) == pytest.approx(0.5)
-    assert book.relayed(a.id, 6000, 100.0) == "the table relayed more than the relay allows"
+    assert "more than its share of the table" in str(book.relayed(a.id, 6000, 100.0))
     assert book.idle_rooms(159.0) == []
     assert book.idle_rooms(161.0) == [ROOM]
     assert book.next_expiry(130.0) == pytest.approx(30.0)
@@ -276,8 +284,8 @@ async def test_a_registration_that_does_not_answer_the_challenge_is_refused() ->
             stream, decoder = await _raw(server.port)
             ((kind, _),) = await _read(stream, decoder)
             assert kind == CHALLENGE
-            stale = register_proof(me, bytes(32), ROOM)  # another connection's nonce
-            await stream.send_all(encode(REGISTER, ROOM, me.public_bytes, stale))
+            stale = registration(me, bytes(32), RoomPass(ROOM))  # another connection's nonce
+            await stream.send_all(stale)
             answer = await _read(stream, decoder)
             assert answer[0][0] == ERROR and "proof of key" in str(answer[0][1][0])
             assert not server.book.rooms
@@ -322,10 +330,9 @@ async def test_an_idle_table_is_closed() -> None:
             stream, decoder = await _raw(server.port)
             ((_, (nonce,)),) = await _read(stream, decoder)
             assert isinstance(nonce, bytes)
-            proof = register_proof(me, nonce, ROOM)
-            await stream.send_all(encode(REGISTER, ROOM, me.public_bytes, proof))
+            await stream.send_all(registration(me, nonce, RoomPass(ROOM)))
             assert (await _read(stream, decoder))[0][0] == "registered"
-            assert ROOM in server.book.rooms
+            assert len(server.book.rooms) == 1
             assert (await _read(stream, decoder))[-1][0] == "closed"  # idle: the relay hangs up
             assert not server.book.rooms and not server.book.conns
             await stream.aclose()
@@ -346,8 +353,7 @@ async def test_a_member_that_does_not_read_is_cut_off_and_its_queue_stays_bounde
                 stream, decoder = await _raw(server.port)
                 ((_, (nonce,)),) = await _read(stream, decoder)
                 assert isinstance(nonce, bytes)
-                proof = register_proof(me, nonce, ROOM)
-                await stream.send_all(encode(REGISTER, ROOM, me.public_bytes, proof))
+                await stream.send_all(registration(me, nonce, RoomPass(ROOM)))
                 assert (await _read(stream, decoder))[0][0] == "registered"
                 streams.append((stream, decoder))
             (sink_stream, _), (source_stream, source_decoder) = streams
@@ -369,7 +375,7 @@ async def test_a_member_that_does_not_read_is_cut_off_and_its_queue_stays_bounde
                 largest = max(largest, server.queued)
             assert ("close", (1, "the other side left the relay")) in said
             assert largest <= caps.queue_bytes + 2 * len(chunk)
-            assert sink.public_bytes not in server.book.rooms[ROOM].members
+            assert sink.public_bytes not in next(iter(server.book.rooms.values())).members
             await sink_stream.aclose()
             await source_stream.aclose()
             nursery.cancel_scope.cancel()

@@ -21,10 +21,10 @@ from moska_p2p.net.relay_proto import (
     DATA,
     MAX_CHUNK,
     OPEN,
-    REGISTER,
     RelayDecoder,
+    RoomPass,
     encode,
-    register_proof,
+    registration,
 )
 
 LOOPBACK = "127.0.0.1"
@@ -88,9 +88,8 @@ class Flood:
         if got is None:
             return None
         stream, nonce = got
-        proof = register_proof(me, nonce, room)
         try:
-            await stream.send_all(encode(REGISTER, room, me.public_bytes, proof))
+            await stream.send_all(registration(me, nonce, RoomPass(room)))
         except (trio.BrokenResourceError, OSError):
             return None
         self.registered += 1

@@ -256,7 +256,7 @@ def test_a_relay_that_drops_a_peer_is_named_in_the_verdict_as_a_relayed_path(
             re.M,
         )
         assert stopped, peer.out
-        named = re.findall(r"[0-9A-F]{4}(?:-[0-9A-F]{4}){3}", stopped.group(1))
+        named = re.findall(r"[0-9A-F]{4}(?:-[0-9A-F]{4}){7}", stopped.group(1))
         assert named == [victim.fingerprint] == [stopped.group(2)], relay_table.output()
     for transcript in relay_table.transcripts[:2]:
         report = verify_transcript(transcript)

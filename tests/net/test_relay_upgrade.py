@@ -25,13 +25,13 @@ import trio
 from moska_p2p.bots.loader import load_bot
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.net import links
+from moska_p2p.net.invite import parse_invite
 from moska_p2p.net.link import Link
 from moska_p2p.net.node import Node, NodeOptions
 from moska_p2p.net.port import GamePort
 from moska_p2p.net.relay import RelayServer
 from moska_p2p.net.relay_client import VirtualStream
-from moska_p2p.net.relay_proto import ROOM_SIZE
-from moska_p2p.protocol.config import TableConfig, lobby_id
+from moska_p2p.protocol.config import TableConfig
 from moska_p2p.protocol.transcript import verify_transcript
 from moska_p2p.table.networked import BotAtTable
 
@@ -78,7 +78,13 @@ class HeldBot(BotAtTable):
         await super().play(port)
 
 
-def _node(tmp_path: Path, index: int, player: BotAtTable, relay: tuple[str, int]) -> Node:
+def _node(
+    tmp_path: Path,
+    index: int,
+    player: BotAtTable,
+    relay: tuple[str, int],
+    lines: list[str] | None = None,
+) -> Node:
     options = NodeOptions(
         identity=Identity.generate(),
         player=player,
@@ -87,10 +93,18 @@ def _node(tmp_path: Path, index: int, player: BotAtTable, relay: tuple[str, int]
         bind=LOOPBACK,
         connect_timeout=5.0,
         lobby_wait=30.0,
-        echo=lambda line: None,
+        echo=(lambda line: None) if lines is None else lines.append,
         relay=relay,
     )
     return Node(options)
+
+
+async def _invited_room(lines: list[str]) -> bytes:
+    """The room pass of the host's invite (its secret included), from the host's lines: what
+    a joiner holding the invite registers at the relay with."""
+    await _until(lambda: any(line.startswith("invite") for line in lines), "the host's invite")
+    (line,) = (line for line in lines if line.startswith("invite"))
+    return parse_invite(line.rsplit(" ", 1)[1]).room
 
 
 def _path(node: Node, key: bytes) -> str:
@@ -116,7 +130,7 @@ async def _table(tmp_path: Path, mode: str, watch: Watch) -> tuple[list[Node], D
     """Play a 3-seat table through a relay; the last joiner's direct path to the first
     joiner is gated (``mode``); ``watch(nodes, gate, host_bot)`` runs alongside."""
     config = TableConfig("durak", 3, secrets.token_bytes(32), {}, 60.0)
-    room = lobby_id(config)[:ROOM_SIZE]
+    host_lines: list[str] = []
     held = HeldBot(load_bot("greedy", seed=0))
     with trio.fail_after(120):
         async with trio.open_nursery() as outer:
@@ -125,9 +139,13 @@ async def _table(tmp_path: Path, mode: str, watch: Watch) -> tuple[list[Node], D
             where = (LOOPBACK, relay.port)
             players = [held, BotAtTable(load_bot("random", seed=1)),
                        BotAtTable(load_bot("random", seed=2))]  # fmt: skip
-            nodes = [_node(tmp_path, i, p, where) for i, p in enumerate(players)]
+            nodes = [
+                _node(tmp_path, i, p, where, host_lines if i == 0 else None)
+                for i, p in enumerate(players)
+            ]
             async with trio.open_nursery() as nursery:  # the table: done when all are done
                 host_port = await nursery.start(nodes[0].host, config, 0)
+                room = await _invited_room(host_lines)
                 join = functools.partial(nodes[1].join, room=room)
                 first_port = await nursery.start(join, LOOPBACK, host_port)
                 gate = DirectGate(nodes[2], first_port, mode, host_port)
@@ -239,7 +257,7 @@ async def play_a_table_whose_every_link_leaves_the_relay(
     ``after`` moves, with frames flowing on every link, the direct paths open: each link
     leaves the relay mid-game. Returns the nodes once all are done."""
     config = TableConfig("durak", players, secrets.token_bytes(32), {}, 60.0)
-    room = lobby_id(config)[:ROOM_SIZE]
+    host_lines: list[str] = []
     opened = trio.Event()
     with trio.fail_after(150):
         async with trio.open_nursery() as outer:
@@ -248,13 +266,20 @@ async def play_a_table_whose_every_link_leaves_the_relay(
             where = (LOOPBACK, relay.port)
             bots = ["greedy", "random", "shedder", "random"]
             nodes = [
-                _node(tmp_path, i, BotAtTable(load_bot(bots[i % 4], seed=i), pace=pace), where)
+                _node(
+                    tmp_path,
+                    i,
+                    BotAtTable(load_bot(bots[i % 4], seed=i), pace=pace),
+                    where,
+                    host_lines if i == 0 else None,
+                )
                 for i in range(players)
             ]
             for node in nodes:
                 node.mesh.connect_direct = ShutUntil(node, opened)  # type: ignore[method-assign]
             async with trio.open_nursery() as nursery:
                 host_port = await nursery.start(nodes[0].host, config, 0)
+                room = await _invited_room(host_lines)
                 for node in nodes[1:]:
                     join = functools.partial(node.join, expect=nodes[0].me, room=room)
                     await nursery.start(join, LOOPBACK, host_port)

@@ -400,8 +400,8 @@ def test_identities_fingerprints_and_domain_separated_signatures() -> None:
         identity = Identity.from_seed(bytes.fromhex(vector["seed"]))
         assert identity.public_bytes.hex() == vector["public_key"]
         assert identity.fingerprint == vector["fingerprint"]
-        digest = hashlib.sha256(identity.public_bytes).hexdigest()[:16].upper()
-        assert vector["fingerprint"] == "-".join(digest[i : i + 4] for i in range(0, 16, 4))
+        digest = hashlib.sha256(identity.public_bytes).hexdigest()[:32].upper()
+        assert vector["fingerprint"] == "-".join(digest[i : i + 4] for i in range(0, 32, 4))
         payload = bytes.fromhex(vector["payload"])
         signatures = {}
         for kind, item in vector["signatures"].items():

@@ -45,7 +45,7 @@ class Stats:
 
 
 def _normalize(reason: str) -> str:
-    reason = re.sub(r"0x[0-9a-f]+|[0-9A-F]{4}(-[0-9A-F]{4}){3}|\b\d+\b", "N", reason)
+    reason = re.sub(r"0x[0-9a-f]+|[0-9A-F]{4}(-[0-9A-F]{4}){7}|\b\d+\b", "N", reason)
     reason = re.sub(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\([^)]*\)", "…", reason)
     return reason[:70]
 
