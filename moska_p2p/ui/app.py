@@ -31,6 +31,7 @@ for the log (a network node's reports would otherwise be written over the table)
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import os
@@ -196,10 +197,21 @@ class FullScreen:
 
     def _run(self) -> None:
         try:
-            self.app.run(pre_run=self._ready.set, handle_sigint=False)
+            self.app.run(pre_run=self._started, handle_sigint=False, set_exception_handler=False)
         finally:
             self._ready.set()
             self.fail(EOFError())  # nobody is left to answer a question still open
+
+    def _started(self) -> None:
+        """In the app's loop, as it starts: a fault in the loop becomes a line in the log.
+        prompt_toolkit's own handler would leave the screen to print it and then wait for
+        Enter on a terminal nobody draws any more (no key the person knows ends that)."""
+        asyncio.get_running_loop().set_exception_handler(self._loop_fault)
+        self._ready.set()
+
+    def _loop_fault(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        error = context.get("exception")
+        self.note(_("screen fault: {error}").format(error=error or context.get("message", "")))
 
     def _exit(self) -> None:
         if self.app.is_running and self.app.future is not None and not self.app.future.done():
@@ -290,7 +302,7 @@ class FullScreen:
         with self._lock:
             if self._pane is not None:
                 return self._pane_lines(width, height)
-            table = self._draw(width, self.selected) if self._draw is not None else ""
+            table = self._table_text(width)
             rows = [_fragments(line) for line in table.split("\n")] if table else []
             rows = rows[:height]
             room = height - len(rows) - 1
@@ -313,6 +325,16 @@ class FullScreen:
             rows.append([("class:rule", head)])
             rows += [_clip(_fragments(line), width - 1) for line in shown]
             return rows
+
+    def _table_text(self, width: int) -> str:
+        """The table drawn at ``width``; a fault in drawing it is a line in its place: the
+        screen, and the keys that leave it, must outlive any one bad frame."""
+        if self._draw is None:
+            return ""
+        try:
+            return self._draw(width, self.selected)
+        except Exception as error:
+            return _("the table cannot be drawn: {error}").format(error=error)
 
     def _pane_lines(self, width: int, height: int) -> list[StyleAndTextTuples]:
         assert self._pane is not None

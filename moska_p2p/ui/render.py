@@ -295,8 +295,12 @@ def render_table(
             extra_at = line.width + 2
         shown: Sequence[str]
         own = seat == view.seat and not spectating
+        unseen = 0
         if hands is not None and seat in hands and not own:
-            shown = sort_hand(hands[seat], trump)
+            # A hand shown open at the end may hold cards nobody but its seat ever saw
+            # (``??``: an observer's game); they are counted, not drawn.
+            shown = sort_hand([c for c in hands[seat] if is_card_text(c)], trump)
+            unseen = len(hands[seat]) - len(shown)
             prefix = ""
         else:
             shown = [] if own else sort_hand(view.known_cards(seat), trump)
@@ -304,6 +308,9 @@ def render_table(
         if shown:
             line.pad(extra_at).add(prefix)
             _add_cards(line, shown, style, trump)
+        if unseen:
+            line.pad(line.width + 1 if shown else extra_at)
+            line.add(_("+{count} never shown").format(count=unseen), DIM)
         lines.append(line)
     lines.append(rule)
 
@@ -357,6 +364,15 @@ def render_table(
             _add_move(line, text, style, trump)
             lines.append(line)
     return "\n".join(line.text(style, width) for line in lines)
+
+
+def is_card_text(text: str) -> bool:
+    """Whether ``text`` names a card (``??`` stands for one nobody here has seen)."""
+    try:
+        parse_card(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _joined(*codes: str) -> str:
