@@ -129,6 +129,19 @@ def wait_text(
     return text + " " + _("({left} left)").format(left=remaining) if who else text
 
 
+def turn_text(view: View, names: Sequence[str]) -> str:
+    """Whom a game at this terminal waits for when it is not this seat's move (a bot
+    thinking, or paced): "waiting for greedy 1 to defend"; "" on this seat's move."""
+    seat = view.to_act
+    if seat is None or seat < 0 or seat == view.seat or view.decision == "over":
+        return ""
+    name = names[seat] if seat < len(names) else _("seat {seat}").format(seat=seat)
+    doing = WAIT_DECISIONS.get(view.decision)
+    if doing is None:
+        return _("waiting for {names}").format(names=name)
+    return _("waiting for {name} {doing}").format(name=name, doing=_(doing))
+
+
 def color_wanted(stream: TextIO | None = None) -> bool:
     """Colour unless ``NO_COLOR`` is set to anything non-empty, or ``stream`` (when given)
     is not a terminal: escape codes in a file or a pipe are noise."""

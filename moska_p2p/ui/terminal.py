@@ -35,6 +35,7 @@ from .render import (
     sort_hand,
     strip_ansi,
     symbols_wanted,
+    turn_text,
     wait_text,
 )
 from .shorthand import expand_verb, read_move
@@ -193,7 +194,10 @@ class TerminalPlayer(BaseBot):
         if self.interactive and self.view_source is not None:
             view = self.view_source()
             wait = self.waiting
-            self._draw(view, wait_text(wait, self.names, view) if wait is not None else "")
+            if wait is not None:
+                self._draw(view, wait_text(wait, self.names, view))
+            else:  # a game at this terminal (a bot on move), or this seat's own move
+                self._draw(view, turn_text(view, self.names))
             if event.seat != self.seat and view.to_act != self.seat and self.pace > 0:
                 self._sleep(self.pace)
         elif self.interactive:

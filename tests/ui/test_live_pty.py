@@ -73,6 +73,8 @@ class Table:
             if bot.poll() is None:
                 bot.kill()
                 bot.wait(timeout=10)
+            if bot.stdout is not None:
+                bot.stdout.close()
 
 
 @pytest.fixture
@@ -82,6 +84,12 @@ def table(tmp_path: Path) -> Iterator[Table]:
         yield made
     finally:
         made.kill()
+
+
+def _interrupted(term: Term) -> bool:
+    """The program ended as interrupted: exit 130, or by SIGINT (a child of a shell)."""
+    code = term.exit_code(WAIT)
+    return code == 130 or (code is None and term.child.signalstatus == signal.SIGINT)
 
 
 def _status_matches(term: Term, pattern: str, timeout: float = WAIT) -> re.Match[str]:
@@ -143,3 +151,126 @@ def test_a_killed_seat_is_said_to_be_gone_with_the_time_left(table: Table) -> No
     host.wait(r"^leave the game\? \[y/N\]", row=host.rows - 1)
     host.send("y\r")
     assert host.exit_code(WAIT) == 130
+
+
+def _bots_table(table: Table, pace: str) -> str:
+    """A host bot and a joining bot, both ``pace`` seconds a move: the table's port."""
+    args = [
+        sys.executable, "-m", "moska_p2p", "host", "--players", "2", "--bot", "greedy",
+        "--port", "0", "--no-announce", "--bind", "127.0.0.1", "-q", "--pace", pace,
+        "--wait", "60", "--transcript", str(table.folder / "host.moska"),
+    ]  # fmt: skip
+    host = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=table.env, text=True
+    )
+    table.bots.append(host)  # type: ignore[arg-type]
+    assert host.stdout is not None
+    for line in host.stdout:
+        found = PORT.search(line)
+        if found:
+            return found.group(1)
+    raise AssertionError("the host printed no address")
+
+
+def test_a_spectator_sees_the_wait_and_leaves_on_ctrl_c_or_q_at_every_stage(
+    table: Table,
+) -> None:
+    port = _bots_table(table, "0.4")
+    watch = ["watch", f"127.0.0.1:{port}", "--transcript"]
+    # In the lobby (the table not full yet): Ctrl-C leaves at once.
+    early = table.person(*watch, str(table.folder / "early.moska"))
+    early.wait(r"waiting for the table to fill", WAIT)
+    early.send("\x03")
+    assert early.exit_code(WAIT) == 130
+    late = table.person(*watch, str(table.folder / "late.moska"))
+    end = table.person(*watch, str(table.folder / "end.moska"))
+    table.bot(port, 1, "--pace", "0.4")
+    # During the game: the table, and what it waits for, on the status line; q leaves.
+    late.wait(r"^mustamaija \(watching\)|^moska \(watching\)", WAIT, row=0)
+    late.wait_for(
+        lambda: re.search(r"^waiting for \S+ to .* left\)$", late.status()),
+        WAIT,
+        "what the table waits for",
+    )
+    late.send("q")
+    assert late.exit_code(WAIT) == 130
+    # After the end: the last table stays until q, which leaves (the watch was whole: 0).
+    end.wait(r"q: close", 180)
+    end.send("q")
+    assert end.exit_code(WAIT) == 0
+
+
+def test_host_and_join_leave_on_ctrl_c_in_the_lobby(table: Table) -> None:
+    host, port = table.host(players=3)
+    joiner = table.person(
+        "join", f"127.0.0.1:{port}", "--bind", "127.0.0.1", "--name", "jo",
+        "--identity", str(table.folder / "jo.pem"), "--transcript", str(table.folder / "jo.moska"),
+    )  # fmt: skip
+    joiner.wait(r"waiting for the table to fill", WAIT)  # both wait for the third seat
+    joiner.send("\x03")
+    assert _interrupted(joiner), joiner.shown()
+    host.send("\x03")
+    assert _interrupted(host), host.shown()
+
+
+def _type_until(term: Term, pattern: str, timeout: float = 180) -> None:
+    """Type the first legal move at each question until ``pattern`` is on the input line."""
+    end = time.monotonic() + timeout
+    typed_at = -1
+    while not re.search(pattern, term.input_line()):
+        term.check(time.monotonic() < end, f"never at {pattern!r}")
+        term.pump(0.1)
+        header = term.header()
+        asked = term.status().startswith("Your move") and term.input_line().startswith(">")
+        if asked and header is not None and int(header.group(1)) != typed_at:
+            typed_at = int(header.group(1))
+            term.send(term.legal()[0] + "\r")
+
+
+def test_play_leaves_on_ctrl_c_while_bots_move_and_at_play_again(table: Table) -> None:
+    slow = table.person(
+        "play", "--preset", "mustamaija", "--players", "3", "--seed", "4", "--pace", "3",
+        "--auto-pass", "0",
+    )  # fmt: skip
+    slow.wait(r"^mustamaija · trump", WAIT, row=0)
+    slow.wait(r"^Your move", WAIT, row=slow.rows - 3)
+    slow.send(slow.legal()[0] + "\r")
+    slow.wait_for(
+        lambda: re.search(r"^waiting for", slow.status()), WAIT, "a bot on move, nothing asked"
+    )
+    slow.send("\x03")
+    slow.wait(r"^leave the game\? \[y/N\]", WAIT, row=slow.rows - 1)
+    slow.send("y\r")
+    assert _interrupted(slow), slow.shown()
+    fast = table.person(
+        "play", "--preset", "mustamaija", "--players", "2", "--seed", "4", "--pace", "0",
+        "--auto-pass", "0",
+    )  # fmt: skip
+    _type_until(fast, r"play again\?")
+    fast.send("\x03")  # Ctrl-C at "play again?" is no: the session ends
+    assert fast.exit_code(WAIT) == 0, fast.shown()
+
+
+def test_replay_leaves_on_ctrl_c_and_play_watch_on_q_after_the_end(
+    table: Table, tmp_path: Path
+) -> None:
+    watch = table.person(
+        "play", "--watch", "--preset", "durak", "--players", "2", "--bots", "random,greedy",
+        "--seed", "2", "--pace", "0",
+    )  # fmt: skip
+    watch.wait(r"q: close", WAIT)
+    watch.send("q")
+    assert watch.exit_code(WAIT) == 0, watch.shown()
+    host, port = table.host("--timeout", "60")
+    bot = table.bot(port, 1, "--pace", "1")
+    _status_matches(host, r"^waiting for bot1")
+    host.send("\x03")
+    host.wait(r"^leave the game\? \[y/N\]", WAIT, row=host.rows - 1)
+    host.send("y\r")
+    assert _interrupted(host), host.shown()
+    bot.wait(timeout=WAIT)
+    replay = table.person("replay", str(table.folder / "host.moska"))
+    replay.wait(r" replay · ", WAIT, row=0)
+    replay.send("\r")
+    replay.send("\x03")
+    assert replay.exit_code(WAIT) in (0, 130), replay.shown()
