@@ -73,6 +73,7 @@ TableDraw = Callable[[int, int | None], str]
 """Draws the table (ANSI text) at a width, with a hand card picked (its index) or none."""
 
 MIN_WIDTH, MIN_HEIGHT = 60, 20  # the smallest terminal the table is laid out for
+STATUS_ROWS = 3  # the most rows the status line wraps onto
 
 
 def wrap_text(text: str, width: int) -> list[str]:
@@ -304,6 +305,14 @@ class FullScreen:
                 return self._pane_lines(width, height)
             table = self._table_text(width)
             rows = [_fragments(line) for line in table.split("\n")] if table else []
+            if rows and (width < MIN_WIDTH or len(rows) > height):
+                # Too small for the table: say so, and keep its end (the bout and the hand,
+                # what a move is typed from) rather than cut the hand off unannounced.
+                notice = _("terminal too small: needs {width}x{height}").format(
+                    width=MIN_WIDTH, height=MIN_HEIGHT
+                )
+                small: StyleAndTextTuples = [("class:title", notice[: width - 1])]
+                rows = [small, *rows[len(rows) - max(0, height - 1) :]]
             rows = rows[:height]
             room = height - len(rows) - 1
             self._log_rows = max(1, room)
@@ -374,18 +383,27 @@ class FullScreen:
 
     # ------------------------------------------------------------------ questions
 
-    def ask(self, prompt: str, before_wait: Callable[[], None] | None = None) -> str:
+    def ask(
+        self,
+        prompt: str,
+        before_wait: Callable[[], None] | None = None,
+        *,
+        keep_typed: bool = False,
+    ) -> str:
         """The line the person types at ``prompt`` (blocks the calling thread, never the
         app's). Ctrl-C raises ``KeyboardInterrupt``, Ctrl-D on an empty line ``EOFError``,
         and :meth:`fail` whatever it is given. ``before_wait`` runs once the question is
-        registered (a flag set just before it can still fail it)."""
+        registered (a flag set just before it can still fail it). ``keep_typed``: what was
+        typed while nothing was asked stays on the line (a move typed while the others
+        moved); any other question starts on an empty line."""
         future: concurrent.futures.Future[str] = concurrent.futures.Future()
         with self._lock:
             self._pending = future
             self._prompt = prompt
 
         def setup() -> None:
-            self.buffer.reset()
+            if not keep_typed:
+                self.buffer.reset()
             self._redraw()
 
         self._call(setup)
@@ -436,6 +454,9 @@ class FullScreen:
         @kb.add("enter")
         def _enter(event: KeyPressEvent) -> None:
             if self._pending is None:
+                if self.buffer.text.strip():
+                    self.status(_("not taken yet: nothing is asked now (the line is kept:"
+                                  " Enter sends it when you are asked)"))
                 return
             text = self.buffer.text
             if text.strip() and self._pane is not None:
@@ -457,9 +478,7 @@ class FullScreen:
         def _escape(event: KeyPressEvent) -> None:
             if self._pane is not None:
                 self.close_pane()
-            elif self.buffer.complete_state is not None:
-                self.buffer.cancel_completion()
-            else:
+            else:  # the completion menu closes with the line, the half-typed word too
                 self.buffer.reset()
 
         @kb.add("q", filter=pane & empty)
@@ -506,8 +525,10 @@ class FullScreen:
             [
                 Window(_TableControl(self), wrap_lines=False),
                 Window(
-                    FormattedTextControl(lambda: [("class:status", self._status)]),
-                    height=1,
+                    FormattedTextControl(
+                        lambda: [("class:status", "\n".join(self.status_rows(self._width())))]
+                    ),
+                    height=lambda: len(self.status_rows(self._width())),
                     style="class:status",
                 ),
                 Window(FormattedTextControl(self._legal_text), height=1),
@@ -543,8 +564,21 @@ class FullScreen:
             mouse_support=False,
         )
 
+    def _width(self) -> int:
+        return self.app.output.get_size().columns
+
+    def status_rows(self, width: int) -> list[str]:
+        """The status wrapped to ``width``, three rows at most: a reason for a refused move
+        ends with what to do, which a cut at the width would lose."""
+        with self._lock:
+            rows = wrap_text(self._status, max(20, width - 1)) or [""]
+        if len(rows) > STATUS_ROWS:
+            rows = [*rows[: STATUS_ROWS - 1], " ".join(rows[STATUS_ROWS - 1 :])]
+            rows[-1] = rows[-1][: max(20, width - 1) - 1] + "…"
+        return rows
+
     def _legal_text(self) -> StyleAndTextTuples:
-        width = self.app.output.get_size().columns
+        width = self._width()
         with self._lock:
             return [("class:legal", legal_line(self._legal, width))]
 

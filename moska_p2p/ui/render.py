@@ -129,11 +129,24 @@ def wait_text(
     return text + " " + _("({left} left)").format(left=remaining) if who else text
 
 
-def turn_text(view: View, names: Sequence[str]) -> str:
+def black_maija_text(preset: str, losers: Sequence[str], symbols: bool = True) -> str:
+    """Mustamaija's end in words: the loser holds the Q♠, which never leaves play (nothing
+    beats it, MM4), so the last player with cards (MM7) holds it; "" for other games."""
+    if preset != "mustamaija" or not losers:
+        return ""
+    return _("{names} holds the {card}, the Black Maija: nothing beats it (MM4), and the last"
+             " player holding cards loses (MM7).").format(
+        names=", ".join(losers), card=card_face("QS", Style(symbols=symbols))
+    )  # fmt: skip
+
+
+def turn_text(view: View, names: Sequence[str], *, watching: bool = False) -> str:
     """Whom a game at this terminal waits for when it is not this seat's move (a bot
-    thinking, or paced): "waiting for greedy 1 to defend"; "" on this seat's move."""
+    thinking, or paced): "waiting for greedy 1 to defend"; "" on this seat's move.
+    ``watching``: nobody here plays a seat (``play --watch``), every seat is waited for."""
     seat = view.to_act
-    if seat is None or seat < 0 or seat == view.seat or view.decision == "over":
+    mine = seat == view.seat and not watching
+    if seat is None or seat < 0 or mine or view.decision == "over":
         return ""
     name = names[seat] if seat < len(names) else _("seat {seat}").format(seat=seat)
     doing = WAIT_DECISIONS.get(view.decision)

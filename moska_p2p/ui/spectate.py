@@ -20,7 +20,7 @@ from ..engine import View
 from ..protocol.session import PeerSession
 from ..table.networked import WAIT_EVERY, watched_wait
 from .app import FullScreen
-from .render import log_lines, render_table, strip_ansi, wait_text
+from .render import black_maija_text, log_lines, render_table, strip_ansi, wait_text
 
 
 def show_watched(
@@ -102,8 +102,13 @@ class SpectatorScreen:
             self._draw(session, names, "")
 
     def ended(self, session: PeerSession, names: Sequence[str], text: str) -> None:
+        finished = session.game is not None and session.game.is_over  # not a verdict's culprits
+        losers = [names[s] for s in session.losers if s < len(names)] if finished else []
+        maija = black_maija_text(session.config.preset, losers, symbols=self.symbols)
         if self.screen is not None:
-            self._draw(session, names, text, end=True)
+            self._draw(session, names, " ".join(part for part in (text, maija) if part), True)
+        elif maija:
+            self._say(maija)
 
     # ------------------------------------------------------------------ the screen
 

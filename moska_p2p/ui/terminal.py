@@ -28,6 +28,7 @@ from .app import FullScreen, legal_line, wrap_text
 from .render import (
     Style,
     TableWait,
+    black_maija_text,
     color_wanted,
     log_lines,
     move_text,
@@ -49,18 +50,22 @@ FINNISH_YES = ("k", "kyllä", "kylla")
 """Yes in Finnish (kyllä), understood besides y and yes when the language is Finnish."""
 DEFAULT_HINT = "ismcts:time=0.3"
 
-HELP = N_("""\
-Moves (RULES C6 notation, any case; cards as 3H, 10D, QS or with ♣ ♦ ♥ ♠):
-  attack 3H 3S   a    open a bout, or throw in, with one or more cards
-  attack deck    a    attack with the top card of the stock
-  kill 3H 7H     k    kill the attack card 3H with your 7H
-  take           t    pick up the cards on the table
-  pass           p    nothing to add now (answered for you when it is the only move)
-  exchange       x    swap the trump indicator for your low trump
-  self 8S 9S     s    kill your own attack card from the stock
-  deck-kill      dk   kill with the top card of the stock
-  transfer 7C    tr   pass the attack on (perevodnoy); transfer show 7D
-  beg 3H 9H      b    (kaavi)
+HELP_HEAD = N_("Moves (any case; cards as 3H, 10D, QS or with ♣ ♦ ♥ ♠):")
+HELP_MOVES = (
+    ("attack", N_("  attack 3H 3S   a    open a bout, or throw in, with one or more cards")),
+    ("attack deck", N_("  attack deck    a    attack with the top card of the stock")),
+    ("kill", N_("  kill 3H 7H     k    kill the attack card 3H with your 7H")),
+    ("take", N_("  take           t    pick up the cards on the table")),
+    ("pass", N_("  pass           p    nothing to add now (answered for you when it is the only"
+                " move)")),
+    ("exchange", N_("  exchange       x    swap the trump indicator for your low trump")),
+    ("self", N_("  self 8S 9S     s    kill your own attack card from the stock")),
+    ("deck-kill", N_("  deck-kill      dk   kill with the top card of the stock")),
+    ("transfer", N_("  transfer 7C    tr   pass the attack on; transfer show 7D")),
+    ("beg", N_("  beg 3H 9H      b    swap a killer for another")),
+)  # fmt: skip
+"""Each move kind's line of the help: only the kinds the game's rules have are listed."""
+HELP_TAIL = N_("""\
 A number stands for that card of your hand as numbered on the table: "k 3h 2" kills 3H \
 with hand card 2, "a 1 2" attacks with cards 1 and 2; "k 9c" is enough when 9C fits only \
 one card on the table. Tab completes a legal move.
@@ -69,7 +74,39 @@ would play), moves (every legal move), quit (leave the game). Ctrl-C asks whethe
 Keys on the full-screen table: ? help; Left/Right pick a card of your hand, Up adds it to \
 the line; Esc clears the line (or closes this pane); PgUp/PgDn scroll the log (or this pane).\
 """)
-"""The help, one logical line per line: :func:`.app.wrap_text` wraps it to the width."""
+
+
+HELP = "\n".join([HELP_HEAD, *(line for _kind, line in HELP_MOVES), HELP_TAIL])
+"""The whole help in English, every move kind listed (untranslated: :func:`help_text`)."""
+
+
+def move_kinds(preset: str) -> set[str]:
+    """The move kinds a game of ``preset`` can have (what its help lists)."""
+    from ..engine import make_rules
+
+    rules = make_rules(preset)
+    kinds = {"attack", "kill", "take", "pass"}
+    if rules.family in ("moska", "kaavi"):
+        kinds.add("attack deck")
+    if rules.family != "mustamaija" and rules.trump_exchange != "never":
+        kinds.add("exchange")
+    if rules.self_execution != "off":
+        kinds.add("self")
+    if rules.deck_kill == "on":
+        kinds.add("deck-kill")
+    if rules.transfer:
+        kinds.add("transfer")
+    if rules.family == "kaavi":
+        kinds.add("beg")
+    return kinds
+
+
+def help_text(preset: str | None) -> str:
+    """The help for a game of ``preset`` (every move kind when none is known yet), translated,
+    one logical line per line: :func:`.app.wrap_text` wraps it to the width."""
+    kinds = move_kinds(preset) if preset else {kind for kind, _line in HELP_MOVES}
+    lines = [_(HELP_HEAD), *(_(line) for kind, line in HELP_MOVES if kind in kinds)]
+    return "\n".join([*lines, _(HELP_TAIL)])
 
 
 class LeaveGame(LeaveTable):
@@ -128,11 +165,13 @@ class TerminalPlayer(BaseBot):
         self._final = ""  # the table to leave on the terminal when the screen closes
         self._said: list[str] = []  # what was said since, printed after the table
         self.waiting: TableWait | None = None  # what a network table waits for (status line)
+        self._preset = ""  # the game's preset, as its views said
 
     # ------------------------------------------------------------------ bot API
 
     def start_game(self, view: View) -> None:
         self.seat = view.seat
+        self._preset = view.preset
         self._last = ""
         self._said = []
         if self.interactive:
@@ -143,6 +182,7 @@ class TerminalPlayer(BaseBot):
     def choose(self, view: View, legal_moves: Sequence[Move]) -> Move:
         """Show the table and ask until the person names a legal move."""
         self.seat = view.seat
+        self._preset = view.preset
         if len(legal_moves) == 1 and legal_moves[0].kind_name == "pass":
             self._draw(view, _("Nothing to do: passing for you."))
             if self.auto_pass > 0:
@@ -166,7 +206,7 @@ class TerminalPlayer(BaseBot):
                     self._draw(view, status, texts)
                 continue
             if word in ("help", "?", "h"):
-                self._show_text(_("help"), _(HELP))
+                self._show_text(_("help"), help_text(view.preset))
             elif word == "rules":
                 self._show_text(_("rules"), _rules(view.preset))
             elif word == "hint":
@@ -222,6 +262,11 @@ class TerminalPlayer(BaseBot):
             )
         else:
             what = _("{names} lost; you did not.").format(names=self._names(losers))
+        if result.forfeit is None:
+            maija = black_maija_text(
+                self._preset, [self._name(s) for s in losers], symbols=self.symbols
+            )
+            what = " ".join(part for part in (what, maija) if part)
         line = _("Game over after {count} moves. {what}").format(count=result.moves, what=what)
         if self.view_source is not None:
             view = self.view_source()
@@ -360,7 +405,9 @@ class TerminalPlayer(BaseBot):
             return
         screen = self._open_screen()
         names, color, symbols = list(self.names), self.color, self.symbols
+        self._preset = view.preset
         screen.hand_cards = sort_hand(view.hand, view.trump)
+        screen.help_text = help_text(view.preset)
         screen.show(
             lambda width, picked: render_table(
                 view,
@@ -402,7 +449,7 @@ class TerminalPlayer(BaseBot):
     def _open_screen(self) -> FullScreen:
         if self._screen is None:
             self._screen = FullScreen(self._completer, color=self.color, symbols=self.symbols)
-            self._screen.help_text = _(HELP)
+            self._screen.help_text = help_text(None)
             self._screen.start()
         return self._screen
 
@@ -438,7 +485,9 @@ class TerminalPlayer(BaseBot):
                     self._interrupted = False
                     raise KeyboardInterrupt
                 if self.interactive:
-                    return self._open_screen().ask("> ", before_wait=self._before_wait)
+                    return self._open_screen().ask(
+                        "> ", before_wait=self._before_wait, keep_typed=True
+                    )
                 return self._read_plain("> ")
             except KeyboardInterrupt:
                 if self.confirm_leave():

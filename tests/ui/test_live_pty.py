@@ -274,3 +274,28 @@ def test_replay_leaves_on_ctrl_c_and_play_watch_on_q_after_the_end(
     replay.send("\r")
     replay.send("\x03")
     assert replay.exit_code(WAIT) in (0, 130), replay.shown()
+
+
+def test_esc_clears_the_half_typed_word_and_a_line_typed_early_is_kept(table: Table) -> None:
+    term = table.person(
+        "play", "--preset", "mustamaija", "--players", "3", "--seed", "4", "--pace", "3",
+        "--auto-pass", "0",
+    )  # fmt: skip
+    term.wait(r"^Your move", WAIT, row=term.rows - 3)
+    # Tab opens the menu of moves; Esc closes it and clears the line, the half-typed
+    # word too (it was left on the line).
+    term.send("a")
+    term.wait(r"^> a$", WAIT, row=term.rows - 1)
+    term.send("\t")
+    term.wait_for(lambda: re.search(r"^> attack", term.input_line()), WAIT, "a completion")
+    term.send("\x1b")
+    term.wait_for(lambda: re.match(r"^>$", term.input_line()), WAIT, "an empty input line")
+    # A line typed and sent while the bots move is not dropped: it stays on the line, the
+    # status says it was not taken, and it is still there when the move is asked.
+    term.send(term.legal()[0] + "\r")
+    term.wait_for(lambda: re.search(r"^waiting for", term.status()), WAIT, "a bot on move")
+    term.send("take\r")
+    term.wait(r"^not taken yet: nothing is asked now", WAIT)
+    term.check(term.input_line().endswith("take"), "the early line was dropped")
+    term.wait(r"^Your move", WAIT, row=term.rows - 3)
+    term.check(term.input_line() == "> take", "the early line is gone at the question")
