@@ -299,3 +299,36 @@ def test_esc_clears_the_half_typed_word_and_a_line_typed_early_is_kept(table: Ta
     term.check(term.input_line().endswith("take"), "the early line was dropped")
     term.wait(r"^Your move", WAIT, row=term.rows - 3)
     term.check(term.input_line() == "> take", "the early line is gone at the question")
+
+
+def test_a_resumed_seat_shows_its_table_at_once(table: Table) -> None:
+    """A person's seat killed and started again with the same command: its table (and
+    hand) is drawn as soon as the game is resumed, not at the next move."""
+    args = [
+        sys.executable, "-m", "moska_p2p", "host", "--players", "2", "--preset", "mustamaija",
+        "--bot", "greedy", "--port", "0", "--no-announce", "--bind", "127.0.0.1", "-q",
+        "--pace", "1", "--timeout", "120", "--transcript", str(table.folder / "host.moska"),
+    ]  # fmt: skip
+    host = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=table.env, text=True
+    )
+    table.bots.append(host)  # type: ignore[arg-type]
+    assert host.stdout is not None
+    port = next(found.group(1) for line in host.stdout if (found := PORT.search(line)))
+    join = [
+        "join", f"127.0.0.1:{port}", "--bind", "127.0.0.1", "--name", "pat", "--auto-pass", "0",
+        "--identity", str(table.folder / "pat.pem"),
+        "--transcript", str(table.folder / "pat.moska"),
+    ]  # fmt: skip
+    first = table.person(*join)
+    _status_matches(first, r"^waiting for greedy")  # a move or two in
+    first.child.kill(signal.SIGKILL)
+    first.exit_code(WAIT)
+    again = table.person(*join)
+    again.wait(r"^mustamaija · ", 30, row=0)
+    again.check_table()
+    again.wait_for(
+        lambda: re.search(r"^(waiting for|greedy is not answering|Your move)", again.status()),
+        30,
+        "what the resumed table waits for",
+    )
