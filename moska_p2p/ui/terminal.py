@@ -21,7 +21,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from ..bots.api import BaseBot, Event, GameResult
-from ..engine import Move, View
+from ..engine import Move, View, make_rules
 from ..i18n import N_, _, language
 from ..table.seat import LeaveTable
 from .app import FullScreen, legal_line, wrap_text
@@ -80,31 +80,12 @@ HELP = "\n".join([HELP_HEAD, *(line for _kind, line in HELP_MOVES), HELP_TAIL])
 """The whole help in English, every move kind listed (untranslated: :func:`help_text`)."""
 
 
-def move_kinds(preset: str) -> set[str]:
-    """The move kinds a game of ``preset`` can have (what its help lists)."""
-    from ..engine import make_rules
-
-    rules = make_rules(preset)
-    kinds = {"attack", "kill", "take", "pass"}
-    if rules.family in ("moska", "kaavi"):
-        kinds.add("attack deck")
-    if rules.family != "mustamaija" and rules.trump_exchange != "never":
-        kinds.add("exchange")
-    if rules.self_execution != "off":
-        kinds.add("self")
-    if rules.deck_kill == "on":
-        kinds.add("deck-kill")
-    if rules.transfer:
-        kinds.add("transfer")
-    if rules.family == "kaavi":
-        kinds.add("beg")
-    return kinds
-
-
 def help_text(preset: str | None) -> str:
     """The help for a game of ``preset`` (every move kind when none is known yet), translated,
     one logical line per line: :func:`.app.wrap_text` wraps it to the width."""
-    kinds = move_kinds(preset) if preset else {kind for kind, _line in HELP_MOVES}
+    from ..rules_text import move_kinds
+
+    kinds = move_kinds(make_rules(preset)) if preset else [kind for kind, _line in HELP_MOVES]
     lines = [_(HELP_HEAD), *(_(line) for kind, line in HELP_MOVES if kind in kinds)]
     return "\n".join([*lines, _(HELP_TAIL)])
 
