@@ -124,9 +124,7 @@ def test_from_the_deal_on_the_screen_shows_the_table_and_what_it_waits_for(
     first = found.group(0)
     # The countdown is redrawn while nothing else moves (at least once a second).
     host.wait_for(
-        lambda: re.search(r"^waiting for bot1", host.status())
-        if host.status() != first
-        else None,
+        lambda: re.search(r"^waiting for bot1", host.status()) if host.status() != first else None,
         10,
         "the countdown to move",
     )
@@ -213,11 +211,12 @@ def test_host_and_join_leave_on_ctrl_c_in_the_lobby(table: Table) -> None:
     assert _interrupted(host), host.shown()
 
 
-def _type_until(term: Term, pattern: str, timeout: float = 180) -> None:
-    """Type the first legal move at each question until ``pattern`` is on the input line."""
+def _type_until(term: Term, pattern: str, timeout: float = 180, *, anywhere: bool = False) -> None:
+    """Type the first legal move at each question until ``pattern`` is on the input line
+    (``anywhere``: on the screen)."""
     end = time.monotonic() + timeout
     typed_at = -1
-    while not re.search(pattern, term.input_line()):
+    while not re.search(pattern, term.text() if anywhere else term.input_line()):
         term.check(time.monotonic() < end, f"never at {pattern!r}")
         term.pump(0.1)
         header = term.header()
@@ -332,3 +331,12 @@ def test_a_resumed_seat_shows_its_table_at_once(table: Table) -> None:
         30,
         "what the resumed table waits for",
     )
+
+
+def test_a_session_leaves_on_ctrl_c_between_games(table: Table) -> None:
+    host, port = table.host("--games", "2", "--timeout", "60")
+    table.bot(port, 1)
+    _type_until(host, r"next game\? \[y/N\]", 240, anywhere=True)
+    host.send("\x03")  # Ctrl-C at "next game?" is no: the session ends there
+    code = host.exit_code(WAIT)
+    host.check(code in (0, 130) or host.child.signalstatus == signal.SIGINT, f"exit {code}")
