@@ -319,8 +319,12 @@ class FullScreen:
             if room < 1:
                 return rows
             end = max(0, len(self._log) - self._log_back)
-            start = max(0, end - room)
-            shown = self._log[start:end]
+            start = end
+            shown: list[StyleAndTextTuples] = []
+            while start > 0 and len(shown) < room:
+                start -= 1
+                shown[:0] = _wrapped(_fragments(self._log[start]), width - 1)
+            shown = shown[len(shown) - room :] if len(shown) > room else shown
             rule = "─" if self.symbols else "-"
             if self._log_back:
                 label = _(" log {first}-{last} of {count} (PgDn: later) ").format(
@@ -332,7 +336,7 @@ class FullScreen:
                 label = _(" log ")
             head = (rule * 2 + label).ljust(width - 1, rule)[: width - 1]
             rows.append([("class:rule", head)])
-            rows += [_clip(_fragments(line), width - 1) for line in shown]
+            rows += shown
             return rows
 
     def _table_text(self, width: int) -> str:
@@ -601,20 +605,15 @@ def _fragments(line: str) -> StyleAndTextTuples:
     return to_formatted_text(ANSI(line))
 
 
-def _clip(fragments: StyleAndTextTuples, width: int) -> StyleAndTextTuples:
-    """A log line cut to ``width`` columns, an ellipsis at the cut (one column a char:
-    the table's texts are cards, names and words)."""
-    if sum(len(piece[1]) for piece in fragments) <= width:
-        return fragments
-    out: StyleAndTextTuples = []
-    room = width - 1
-    for style, text, *_extra in fragments:
-        if room <= 0:
-            break
-        out.append((style, text[:room]))
-        room -= len(text[:room])
-    out.append(("", "…"))
-    return out
+def _wrapped(fragments: StyleAndTextTuples, width: int) -> list[StyleAndTextTuples]:
+    """A log line in rows of ``width``: a line that fits keeps its colours; a longer one (a
+    node's report: the seats, a refusal, the result) is wrapped at words, in plain text,
+    rather than cut where its end (what to do) is lost."""
+    text = "".join(piece[1] for piece in fragments)
+    if len(text) <= width:
+        return [fragments]
+    rows = textwrap.wrap(text, max(10, width), subsequent_indent="  ") or [""]
+    return [[("", row)] for row in rows]
 
 
 class _Lines:

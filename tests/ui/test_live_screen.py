@@ -133,3 +133,21 @@ def test_mustamaijas_end_says_the_loser_holds_the_black_maija() -> None:
     moska.start_game(Game(make_rules("moska"), 2, list(range(52)), dealer=0).view(0))
     moska.end_game(GameResult(0, (1,), None, "", 40))
     assert "Black Maija" not in moska.out.getvalue()  # type: ignore[attr-defined]
+
+
+def test_a_long_line_of_the_log_wraps_instead_of_losing_its_end() -> None:
+    """The node's seats line ran past the width and was cut at the start of the game."""
+    screen = FullScreen(color=False)
+    seats = (
+        "seats: ann (seat 0, 5E45-A8E4-80DC-8E09), bob (seat 1, F09D-ECA9-3598-3234);"
+        " dealer: seat 1; you are seat 0"
+    )
+    screen.show(lambda width, picked: "header", 0, ["bob: attack 7H"])
+    screen.note(seats)
+    rows = _texts(screen.lines(60, 8))
+    assert rows[0] == "header" and rows[1].startswith("── log")
+    assert rows[2] == "bob: attack 7H"
+    assert " ".join(row.strip() for row in rows[3:]) == seats
+    assert all(len(row) <= 59 for row in rows)
+    tail = _texts(screen.lines(60, 4))  # room for two rows of the log: its last rows
+    assert tail[-1].strip().endswith("you are seat 0")
