@@ -123,6 +123,7 @@ class Screen(Protocol):
     def abort(self) -> None: ...
     def interrupt(self) -> None: ...
     def show_wait(self, view: View | None, wait: TableWait) -> None: ...
+    def show_clock(self, left: float | None) -> None: ...
     def expect(self, wait: TableWait | None) -> None: ...
 
 
@@ -137,6 +138,7 @@ class PersonAtTable:
         self._screen_closed = False
         self._asking: trio.CancelScope | None = None
         self._choosing = False  # the person's choose() runs (it asks itself on Ctrl-C)
+        self._deadline: float | None = None  # when the move asked now times out (trio clock)
         self._port: GamePort | None = None
         self._nursery: trio.Nursery | None = None
 
@@ -168,6 +170,7 @@ class PersonAtTable:
             if port.over:
                 return None
             self._choosing = True
+            self._deadline = trio.current_time() + port.timeout
             try:
                 with trio.fail_after(port.timeout):
                     move: Move = await trio.to_thread.run_sync(
@@ -183,6 +186,8 @@ class PersonAtTable:
                 port.leave(f"no move within the table's timeout ({port.timeout:g} s)")
             finally:
                 self._choosing = False
+                self._deadline = None
+                self.person.show_clock(None)
         return None
 
     async def _show(self) -> None:
@@ -204,7 +209,9 @@ class PersonAtTable:
         waits for, so a screen is never blank or silent while others think, deal, or are
         gone (a reconnecting peer's table is drawn at once too)."""
         while not port.over and not self._screen_closed:
-            if not self._screen.locked():
+            if self._deadline is not None:  # this seat's move is asked: its own time left
+                self.person.show_clock(self._deadline - trio.current_time())
+            elif not self._screen.locked():
                 async with self._screen:
                     self._show_wait(port)
             await trio.sleep(WAIT_EVERY)

@@ -143,6 +143,7 @@ class FullScreen:
         self._log_back = 0  # lines scrolled back from the end of the log
         self._log_rows = 1
         self._status = ""
+        self._clock = ""  # the time left for the question open (a network table's timeout)
         self._legal: list[str] = []
         self._prompt = "> "
         self._pane: tuple[str, str] | None = None
@@ -274,6 +275,13 @@ class FullScreen:
     def status(self, text: str) -> None:
         with self._lock:
             self._status = text
+        self._redraw()
+
+    def clock(self, text: str) -> None:
+        """The time left to answer, after the status ("" for none): kept apart from the
+        status, which the question's own messages replace."""
+        with self._lock:
+            self._clock = text
         self._redraw()
 
     def legal(self, moves: Sequence[str]) -> None:
@@ -575,7 +583,8 @@ class FullScreen:
         """The status wrapped to ``width``, three rows at most: a reason for a refused move
         ends with what to do, which a cut at the width would lose."""
         with self._lock:
-            rows = wrap_text(self._status, max(20, width - 1)) or [""]
+            text = "  ·  ".join(part for part in (self._status, self._clock) if part)
+            rows = wrap_text(text, max(20, width - 1)) or [""]
         if len(rows) > STATUS_ROWS:
             rows = [*rows[: STATUS_ROWS - 1], " ".join(rows[STATUS_ROWS - 1 :])]
             rows[-1] = rows[-1][: max(20, width - 1) - 1] + "…"

@@ -33,6 +33,7 @@ from .render import (
     log_lines,
     move_text,
     render_table,
+    seconds_text,
     sort_hand,
     strip_ansi,
     symbols_wanted,
@@ -277,6 +278,14 @@ class TerminalPlayer(BaseBot):
             self._status(text)
         else:
             self._draw(view, text)
+
+    def show_clock(self, left: float | None) -> None:
+        """The seconds left for this seat's move at a network table (None: no question, no
+        clock), after the status line's text, once a second."""
+        if self.interactive and self._screen is not None:
+            self._screen.clock(
+                "" if left is None else _("{left} left").format(left=seconds_text(left))
+            )
 
     def open(self) -> None:
         """Open the full-screen table now (a network seat, as its game starts, from the main

@@ -128,6 +128,18 @@ def test_from_the_deal_on_the_screen_shows_the_table_and_what_it_waits_for(
         10,
         "the countdown to move",
     )
+    # The person's own move: the time left for it, after what is asked, once a second.
+    clock = host.wait_for(
+        lambda: re.search(r"^Your move.*  ·  ((\d+) s|\d+:\d\d) left$", host.status()),
+        WAIT,
+        "the person's own time left",
+    )
+    assert clock is not None
+    host.wait_for(
+        lambda: re.search(r"left$", host.status()) if host.status() != clock.group(0) else None,
+        10,
+        "the person's clock to move",
+    )
     # The status does not repeat the log's last line (the move just made).
     log = [line for line in host.lines()[: host.rows - 3] if line]
     host.check(log[-1] not in host.status(), "the status repeats the log")
