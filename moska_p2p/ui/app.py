@@ -208,8 +208,10 @@ class FullScreen:
         """In the app's loop, as it starts: a fault in the loop becomes a line in the log.
         prompt_toolkit's own handler would leave the screen to print it and then wait for
         Enter on a terminal nobody draws any more (no key the person knows ends that)."""
-        asyncio.get_running_loop().set_exception_handler(self._loop_fault)
-        self._ready.set()
+        try:
+            asyncio.get_running_loop().set_exception_handler(self._loop_fault)
+        finally:
+            self._ready.set()
 
     def _loop_fault(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         error = context.get("exception")

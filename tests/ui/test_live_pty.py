@@ -352,3 +352,31 @@ def test_a_session_leaves_on_ctrl_c_between_games(table: Table) -> None:
     host.send("\x03")  # Ctrl-C at "next game?" is no: the session ends there
     code = host.exit_code(WAIT)
     host.check(code in (0, 130) or host.child.signalstatus == signal.SIGINT, f"exit {code}")
+
+
+FAULT = """
+import time
+from moska_p2p.ui.app import FullScreen
+screen = FullScreen(color=False)
+screen.start()
+def fault():
+    raise ValueError("a fault in the loop")
+screen.app.loop.call_soon_threadsafe(fault)
+time.sleep(1)
+alive = screen.running
+screen.stop()
+print("log:", screen.lines(80, 5)[-1], "running:", alive)
+"""
+
+
+def test_a_fault_in_the_screens_loop_is_a_line_and_the_screen_lives_on() -> None:
+    """prompt_toolkit's own handler left the screen and waited for Enter on a terminal
+    nobody drew (how a spectator hung after a bad frame)."""
+    term = Term(["-c", FAULT], 24, 80, env=term_env())
+    try:
+        assert term.exit_code(WAIT) == 0
+        output = "".join(term.raw)
+        assert "Press ENTER" not in output
+        assert "screen fault: a fault in the loop" in output and "running: True" in output
+    finally:
+        term.close()
