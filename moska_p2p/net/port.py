@@ -9,7 +9,8 @@ node only through :class:`PortOwner`, so this module needs nothing else of the n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import trio
@@ -17,6 +18,7 @@ import trio
 from ..engine import Move, View
 from ..protocol import verdict as v
 from ..protocol.session import PeerSession
+from ..protocol.stages import STAGES
 
 
 class PortOwner(Protocol):
@@ -24,6 +26,11 @@ class PortOwner(Protocol):
 
     session: PeerSession | None
     over: trio.Event
+
+    @property
+    def links(self) -> Mapping[bytes, object]:
+        """The live game links, by the other peer's key (a peer with none is unreachable)."""
+        ...
 
     async def changed(self) -> None:
         """Return at the session's next change."""
@@ -38,6 +45,38 @@ class PortOwner(Protocol):
     def leave(self, reason: str, *, interrupted: bool = False) -> None:
         """Leave the table with a signed ``leave``."""
         ...
+
+
+@dataclass(frozen=True)
+class TableWait:
+    """What the table waits for now, for a screen to say while nothing moves: the stage
+    (:data:`~moska_p2p.protocol.stages.STAGES`' names: ``seat``, ``shuffle1``, ``play``...),
+    the peers it waits for (their seats, -1 before the seats are drawn, and the names they
+    gave), which of them this peer has no connection to, and the seconds left before the
+    table's timeout names them (the silence is counted from the last message that moved the
+    game)."""
+
+    stage: str
+    seats: tuple[int, ...]
+    names: tuple[str, ...]
+    unreachable: tuple[bool, ...]
+    left: float
+
+
+def table_wait(
+    session: PeerSession, links: Mapping[bytes, object], me: bytes, now: float
+) -> TableWait:
+    """The one place that reads "who and how long" out of a session (see :class:`TableWait`);
+    this peer itself is left out (its own move, its own deck work, is no wait)."""
+    keys = [key for key in session.waiting_on() if key != me]
+    stage = STAGES[session.stage] if session.stage < len(STAGES) else "stopped"
+    return TableWait(
+        stage,
+        tuple(session.seat_of.get(key, -1) for key in keys),
+        tuple(session.peers[key].name if key in session.peers else "" for key in keys),
+        tuple(key not in links for key in keys),
+        max(0.0, session.last_progress + session.config.timeout - now),
+    )
 
 
 class Player(Protocol):
@@ -123,6 +162,17 @@ class GamePort:
         game = self._session.game
         assert game is not None
         return game.copy().view(self.seat)
+
+    @property
+    def dealt(self) -> bool:
+        """Whether the cards are dealt (from then on there is a :meth:`view`)."""
+        return not self.over and self._session.game is not None
+
+    def waiting(self) -> TableWait:
+        """What the table waits for now (nothing while it is this seat's move)."""
+        return table_wait(
+            self._session, self._node.links, self._session.me, trio.current_time()
+        )
 
     def legal_moves(self) -> list[Move]:
         return self._session.legal_moves()

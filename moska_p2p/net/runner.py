@@ -13,7 +13,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 
 import trio
@@ -129,6 +129,11 @@ class GameRunner:
     def seat_label(self, seat: int) -> str:
         assert self.session is not None
         return seat_label(self.session, self._names, seat)
+
+    @property
+    def links(self) -> Mapping[bytes, Link]:
+        """The live game links, by the other peer's key (the port tells a screen who has none)."""
+        return self.mesh.links
 
     def label(self, key: bytes) -> str:
         session = self.session

@@ -27,12 +27,24 @@ import trio
 from ..bots.api import Event, GameResult
 from ..engine import IllegalMove, Move, View
 from ..engine.moves import parse_move
+from ..net.port import TableWait, table_wait
 from ..protocol import verdict as v
 from ..protocol.session import LocalError
 from .seat import Forfeit, LeaveTable, Referee
 
+WAIT_EVERY = 1.0
+"""Seconds between two refreshes of what a person's table waits for (its countdown)."""
+
 if TYPE_CHECKING:
     from ..net.port import GamePort
+    from ..protocol.session import PeerSession
+
+
+def watched_wait(session: PeerSession) -> TableWait:
+    """What a table someone watches waits for (``moska watch``: an observer's session, which
+    has no links of its own and no clock: the seconds left are the whole timeout, for the
+    spectator to count down from the frame it last got)."""
+    return table_wait(session, dict.fromkeys(session.roster), b"", session.last_progress)
 
 
 class BotAtTable:
@@ -110,6 +122,9 @@ class Screen(Protocol):
     def confirm_leave(self) -> bool: ...
     def abort(self) -> None: ...
     def interrupt(self) -> None: ...
+    def show_wait(self, view: View | None, wait: TableWait) -> None: ...
+    def show_clock(self, left: float | None) -> None: ...
+    def expect(self, wait: TableWait | None) -> None: ...
 
 
 class PersonAtTable:
@@ -123,6 +138,7 @@ class PersonAtTable:
         self._screen_closed = False
         self._asking: trio.CancelScope | None = None
         self._choosing = False  # the person's choose() runs (it asks itself on Ctrl-C)
+        self._deadline: float | None = None  # when the move asked now times out (trio clock)
         self._port: GamePort | None = None
         self._nursery: trio.Nursery | None = None
 
@@ -133,6 +149,7 @@ class PersonAtTable:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             nursery.start_soon(self._show)
+            nursery.start_soon(self._tell_waits, port)
             while await port.turn():
                 state = port.state()
                 move = await self._ask(port, port.view(), port.legal_moves())
@@ -153,6 +170,7 @@ class PersonAtTable:
             if port.over:
                 return None
             self._choosing = True
+            self._deadline = trio.current_time() + port.timeout
             try:
                 with trio.fail_after(port.timeout):
                     move: Move = await trio.to_thread.run_sync(
@@ -168,6 +186,8 @@ class PersonAtTable:
                 port.leave(f"no move within the table's timeout ({port.timeout:g} s)")
             finally:
                 self._choosing = False
+                self._deadline = None
+                self.person.show_clock(None)
         return None
 
     async def _show(self) -> None:
@@ -177,11 +197,35 @@ class PersonAtTable:
             async for item in self._shown:
                 async with self._screen:
                     if isinstance(item, Event):
+                        self.person.expect(self._wait_now())
                         self.person.observe(item)
                     else:
                         self.person.end_game(item)
         self.person.close()  # the node prints its report on the terminal after this
         self._screen_done.set()
+
+    async def _tell_waits(self, port: GamePort) -> None:
+        """Once a second, while nothing is asked: the table (from the deal on) and what it
+        waits for, so a screen is never blank or silent while others think, deal, or are
+        gone (a reconnecting peer's table is drawn at once too)."""
+        while not port.over and not self._screen_closed:
+            if self._deadline is not None:  # this seat's move is asked: its own time left
+                self.person.show_clock(self._deadline - trio.current_time())
+            elif not self._screen.locked():
+                async with self._screen:
+                    self._show_wait(port)
+            await trio.sleep(WAIT_EVERY)
+
+    def _show_wait(self, port: GamePort) -> None:
+        if port.over or self._screen_closed or port.my_turn:
+            return
+        self.person.show_wait(port.view() if port.dealt else None, port.waiting())
+
+    def _wait_now(self) -> TableWait | None:
+        port = self._port
+        if port is None or port.over or port.my_turn:
+            return None
+        return port.waiting()
 
     async def _ask_leave(self, scope: trio.CancelScope) -> None:
         """Ctrl-C between prompts: ask "leave the game?"; only a yes leaves."""

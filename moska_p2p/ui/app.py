@@ -31,6 +31,7 @@ for the log (a network node's reports would otherwise be written over the table)
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import os
@@ -72,6 +73,7 @@ TableDraw = Callable[[int, int | None], str]
 """Draws the table (ANSI text) at a width, with a hand card picked (its index) or none."""
 
 MIN_WIDTH, MIN_HEIGHT = 60, 20  # the smallest terminal the table is laid out for
+STATUS_ROWS = 3  # the most rows the status line wraps onto
 
 
 def wrap_text(text: str, width: int) -> list[str]:
@@ -141,6 +143,7 @@ class FullScreen:
         self._log_back = 0  # lines scrolled back from the end of the log
         self._log_rows = 1
         self._status = ""
+        self._clock = ""  # the time left for the question open (a network table's timeout)
         self._legal: list[str] = []
         self._prompt = "> "
         self._pane: tuple[str, str] | None = None
@@ -196,10 +199,23 @@ class FullScreen:
 
     def _run(self) -> None:
         try:
-            self.app.run(pre_run=self._ready.set, handle_sigint=False)
+            self.app.run(pre_run=self._started, handle_sigint=False, set_exception_handler=False)
         finally:
             self._ready.set()
             self.fail(EOFError())  # nobody is left to answer a question still open
+
+    def _started(self) -> None:
+        """In the app's loop, as it starts: a fault in the loop becomes a line in the log.
+        prompt_toolkit's own handler would leave the screen to print it and then wait for
+        Enter on a terminal nobody draws any more (no key the person knows ends that)."""
+        try:
+            asyncio.get_running_loop().set_exception_handler(self._loop_fault)
+        finally:
+            self._ready.set()
+
+    def _loop_fault(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        error = context.get("exception")
+        self.note(_("screen fault: {error}").format(error=error or context.get("message", "")))
 
     def _exit(self) -> None:
         if self.app.is_running and self.app.future is not None and not self.app.future.done():
@@ -263,6 +279,13 @@ class FullScreen:
             self._status = text
         self._redraw()
 
+    def clock(self, text: str) -> None:
+        """The time left to answer, after the status ("" for none): kept apart from the
+        status, which the question's own messages replace."""
+        with self._lock:
+            self._clock = text
+        self._redraw()
+
     def legal(self, moves: Sequence[str]) -> None:
         """The legal moves, shown on one line under the status (cut at the width)."""
         with self._lock:
@@ -290,16 +313,28 @@ class FullScreen:
         with self._lock:
             if self._pane is not None:
                 return self._pane_lines(width, height)
-            table = self._draw(width, self.selected) if self._draw is not None else ""
+            table = self._table_text(width)
             rows = [_fragments(line) for line in table.split("\n")] if table else []
+            if rows and (width < MIN_WIDTH or len(rows) > height):
+                # Too small for the table: say so, and keep its end (the bout and the hand,
+                # what a move is typed from) rather than cut the hand off unannounced.
+                notice = _("terminal too small: needs {width}x{height}").format(
+                    width=MIN_WIDTH, height=MIN_HEIGHT
+                )
+                small: StyleAndTextTuples = [("class:title", notice[: width - 1])]
+                rows = [small, *rows[len(rows) - max(0, height - 1) :]]
             rows = rows[:height]
             room = height - len(rows) - 1
             self._log_rows = max(1, room)
             if room < 1:
                 return rows
             end = max(0, len(self._log) - self._log_back)
-            start = max(0, end - room)
-            shown = self._log[start:end]
+            start = end
+            shown: list[StyleAndTextTuples] = []
+            while start > 0 and len(shown) < room:
+                start -= 1
+                shown[:0] = _wrapped(_fragments(self._log[start]), width - 1)
+            shown = shown[len(shown) - room :] if len(shown) > room else shown
             rule = "─" if self.symbols else "-"
             if self._log_back:
                 label = _(" log {first}-{last} of {count} (PgDn: later) ").format(
@@ -311,8 +346,18 @@ class FullScreen:
                 label = _(" log ")
             head = (rule * 2 + label).ljust(width - 1, rule)[: width - 1]
             rows.append([("class:rule", head)])
-            rows += [_clip(_fragments(line), width - 1) for line in shown]
+            rows += shown
             return rows
+
+    def _table_text(self, width: int) -> str:
+        """The table drawn at ``width``; a fault in drawing it is a line in its place: the
+        screen, and the keys that leave it, must outlive any one bad frame."""
+        if self._draw is None:
+            return ""
+        try:
+            return self._draw(width, self.selected)
+        except Exception as error:
+            return _("the table cannot be drawn: {error}").format(error=error)
 
     def _pane_lines(self, width: int, height: int) -> list[StyleAndTextTuples]:
         assert self._pane is not None
@@ -352,18 +397,27 @@ class FullScreen:
 
     # ------------------------------------------------------------------ questions
 
-    def ask(self, prompt: str, before_wait: Callable[[], None] | None = None) -> str:
+    def ask(
+        self,
+        prompt: str,
+        before_wait: Callable[[], None] | None = None,
+        *,
+        keep_typed: bool = False,
+    ) -> str:
         """The line the person types at ``prompt`` (blocks the calling thread, never the
         app's). Ctrl-C raises ``KeyboardInterrupt``, Ctrl-D on an empty line ``EOFError``,
         and :meth:`fail` whatever it is given. ``before_wait`` runs once the question is
-        registered (a flag set just before it can still fail it)."""
+        registered (a flag set just before it can still fail it). ``keep_typed``: what was
+        typed while nothing was asked stays on the line (a move typed while the others
+        moved); any other question starts on an empty line."""
         future: concurrent.futures.Future[str] = concurrent.futures.Future()
         with self._lock:
             self._pending = future
             self._prompt = prompt
 
         def setup() -> None:
-            self.buffer.reset()
+            if not keep_typed:
+                self.buffer.reset()
             self._redraw()
 
         self._call(setup)
@@ -414,6 +468,9 @@ class FullScreen:
         @kb.add("enter")
         def _enter(event: KeyPressEvent) -> None:
             if self._pending is None:
+                if self.buffer.text.strip():
+                    self.status(_("not taken yet: nothing is asked now (the line is kept:"
+                                  " Enter sends it when you are asked)"))
                 return
             text = self.buffer.text
             if text.strip() and self._pane is not None:
@@ -435,9 +492,7 @@ class FullScreen:
         def _escape(event: KeyPressEvent) -> None:
             if self._pane is not None:
                 self.close_pane()
-            elif self.buffer.complete_state is not None:
-                self.buffer.cancel_completion()
-            else:
+            else:  # the completion menu closes with the line, the half-typed word too
                 self.buffer.reset()
 
         @kb.add("q", filter=pane & empty)
@@ -484,8 +539,10 @@ class FullScreen:
             [
                 Window(_TableControl(self), wrap_lines=False),
                 Window(
-                    FormattedTextControl(lambda: [("class:status", self._status)]),
-                    height=1,
+                    FormattedTextControl(
+                        lambda: [("class:status", "\n".join(self.status_rows(self._width())))]
+                    ),
+                    height=lambda: len(self.status_rows(self._width())),
                     style="class:status",
                 ),
                 Window(FormattedTextControl(self._legal_text), height=1),
@@ -521,8 +578,22 @@ class FullScreen:
             mouse_support=False,
         )
 
+    def _width(self) -> int:
+        return self.app.output.get_size().columns
+
+    def status_rows(self, width: int) -> list[str]:
+        """The status wrapped to ``width``, three rows at most: a reason for a refused move
+        ends with what to do, which a cut at the width would lose."""
+        with self._lock:
+            text = "  ·  ".join(part for part in (self._status, self._clock) if part)
+            rows = wrap_text(text, max(20, width - 1)) or [""]
+        if len(rows) > STATUS_ROWS:
+            rows = [*rows[: STATUS_ROWS - 1], " ".join(rows[STATUS_ROWS - 1 :])]
+            rows[-1] = rows[-1][: max(20, width - 1) - 1] + "…"
+        return rows
+
     def _legal_text(self) -> StyleAndTextTuples:
-        width = self.app.output.get_size().columns
+        width = self._width()
         with self._lock:
             return [("class:legal", legal_line(self._legal, width))]
 
@@ -545,20 +616,15 @@ def _fragments(line: str) -> StyleAndTextTuples:
     return to_formatted_text(ANSI(line))
 
 
-def _clip(fragments: StyleAndTextTuples, width: int) -> StyleAndTextTuples:
-    """A log line cut to ``width`` columns, an ellipsis at the cut (one column a char:
-    the table's texts are cards, names and words)."""
-    if sum(len(piece[1]) for piece in fragments) <= width:
-        return fragments
-    out: StyleAndTextTuples = []
-    room = width - 1
-    for style, text, *_extra in fragments:
-        if room <= 0:
-            break
-        out.append((style, text[:room]))
-        room -= len(text[:room])
-    out.append(("", "…"))
-    return out
+def _wrapped(fragments: StyleAndTextTuples, width: int) -> list[StyleAndTextTuples]:
+    """A log line in rows of ``width``: a line that fits keeps its colours; a longer one (a
+    node's report: the seats, a refusal, the result) is wrapped at words, in plain text,
+    rather than cut where its end (what to do) is lost."""
+    text = "".join(piece[1] for piece in fragments)
+    if len(text) <= width:
+        return [fragments]
+    rows = textwrap.wrap(text, max(10, width), subsequent_indent="  ") or [""]
+    return [[("", row)] for row in rows]
 
 
 class _Lines:

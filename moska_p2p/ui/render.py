@@ -12,11 +12,12 @@ where the output cannot encode them.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from ..cards import CARD_TEXT, SUIT_SYMBOLS, SUITS, parse_card
 from ..engine import View
@@ -42,6 +43,116 @@ DECISION_WORDS = {
     "twos": N_("to play twos"),
     "waiting": N_("waiting for a card"),
 }
+
+
+WAIT_DECISIONS = {
+    "open": N_("to attack"),
+    "defend": N_("to defend"),
+    "throw-in": N_("to throw in or pass"),
+    "give": N_("to give more or pass"),
+    "exchange-or-pass": N_("to exchange the trump or pass"),
+    "twos": N_("to play twos"),
+}
+"""What the seat on move is waited for to do, by its decision (C5)."""
+
+
+class TableWait(Protocol):
+    """What the table waits for (the network's ``TableWait``, read here by its fields: the
+    screen sits above the network and does not import it)."""
+
+    @property
+    def stage(self) -> str: ...
+    @property
+    def seats(self) -> tuple[int, ...]: ...
+    @property
+    def names(self) -> tuple[str, ...]: ...
+    @property
+    def unreachable(self) -> tuple[bool, ...]: ...
+    @property
+    def left(self) -> float: ...
+
+
+def seconds_text(seconds: float) -> str:
+    """``45 s`` or ``4:05``: a countdown a person reads at a glance."""
+    whole = max(0, math.ceil(seconds))
+    return f"{whole} s" if whole < 90 else f"{whole // 60}:{whole % 60:02d}"
+
+
+def wait_text(
+    wait: TableWait, names: Sequence[str], view: View | None = None, *, left: float | None = None
+) -> str:
+    """What the table waits for, in words: "waiting for bob to attack (4:32 left)", "dealing:
+    seat 2's shuffle", "bob is not answering: waiting 45 s for them to come back".
+    ``names`` are the seats' names; ``view`` the game now (what the seat on move must do);
+    ``left`` the seconds left, counted by the caller (else the wait's own)."""
+    decision = view.decision if view is not None and wait.seats == (view.to_act,) else None
+
+    def name(index: int) -> str:
+        seat = wait.seats[index]
+        if 0 <= seat < len(names):
+            return names[seat]
+        return wait.names[index] or (
+            _("seat {seat}").format(seat=seat) if seat >= 0 else _("a player")
+        )
+
+    everyone = [name(i) for i in range(len(wait.seats))]
+    gone = [name(i) for i in range(len(wait.seats)) if wait.unreachable[i]]
+    remaining = seconds_text(wait.left if left is None else left)
+    if gone:
+        return ngettext(
+            "{names} is not answering: waiting {left} for them to come back",
+            "{names} are not answering: waiting {left} for them to come back",
+            len(gone),
+        ).format(names=", ".join(gone), left=remaining)
+    who = ", ".join(everyone)
+    if wait.stage in ("hello", "seat"):
+        text = _("seating: waiting for {names}").format(names=who) if who else _("seating")
+    elif wait.stage in ("shuffle1", "shuffle2"):
+        if who and wait.seats[0] >= 0:
+            text = _("dealing: {name}'s shuffle (seat {seat})").format(
+                name=everyone[0], seat=wait.seats[0]
+            )
+        else:
+            text = _("dealing: checking the shuffles")
+    elif wait.stage == "play":
+        if not who:
+            return ""
+        doing = WAIT_DECISIONS.get(decision or "")
+        if doing and len(everyone) == 1:
+            text = _("waiting for {name} {doing}").format(name=who, doing=_(doing))
+        else:
+            text = _("waiting for {names}").format(names=who)
+    elif wait.stage in ("disclose", "result"):
+        text = _("the end: waiting for {names}").format(names=who) if who else _("the end")
+    else:
+        return ""
+    return text + " " + _("({left} left)").format(left=remaining) if who else text
+
+
+def black_maija_text(preset: str, losers: Sequence[str], symbols: bool = True) -> str:
+    """Mustamaija's end in words: the loser holds the Q♠, which never leaves play (nothing
+    beats it, MM4), so the last player with cards (MM7) holds it; "" for other games."""
+    if preset != "mustamaija" or not losers:
+        return ""
+    return _("{names} holds the {card}, the Black Maija: nothing beats it (MM4), and the last"
+             " player holding cards loses (MM7).").format(
+        names=", ".join(losers), card=card_face("QS", Style(symbols=symbols))
+    )  # fmt: skip
+
+
+def turn_text(view: View, names: Sequence[str], *, watching: bool = False) -> str:
+    """Whom a game at this terminal waits for when it is not this seat's move (a bot
+    thinking, or paced): "waiting for greedy 1 to defend"; "" on this seat's move.
+    ``watching``: nobody here plays a seat (``play --watch``), every seat is waited for."""
+    seat = view.to_act
+    mine = seat == view.seat and not watching
+    if seat is None or seat < 0 or mine or view.decision == "over":
+        return ""
+    name = names[seat] if seat < len(names) else _("seat {seat}").format(seat=seat)
+    doing = WAIT_DECISIONS.get(view.decision)
+    if doing is None:
+        return _("waiting for {names}").format(names=name)
+    return _("waiting for {name} {doing}").format(name=name, doing=_(doing))
 
 
 def color_wanted(stream: TextIO | None = None) -> bool:
@@ -295,8 +406,12 @@ def render_table(
             extra_at = line.width + 2
         shown: Sequence[str]
         own = seat == view.seat and not spectating
+        unseen = 0
         if hands is not None and seat in hands and not own:
-            shown = sort_hand(hands[seat], trump)
+            # A hand shown open at the end may hold cards nobody but its seat ever saw
+            # (``??``: an observer's game); they are counted, not drawn.
+            shown = sort_hand([c for c in hands[seat] if is_card_text(c)], trump)
+            unseen = len(hands[seat]) - len(shown)
             prefix = ""
         else:
             shown = [] if own else sort_hand(view.known_cards(seat), trump)
@@ -304,6 +419,9 @@ def render_table(
         if shown:
             line.pad(extra_at).add(prefix)
             _add_cards(line, shown, style, trump)
+        if unseen:
+            line.pad(line.width + 1 if shown else extra_at)
+            line.add(_("+{count} never shown").format(count=unseen), DIM)
         lines.append(line)
     lines.append(rule)
 
@@ -357,6 +475,15 @@ def render_table(
             _add_move(line, text, style, trump)
             lines.append(line)
     return "\n".join(line.text(style, width) for line in lines)
+
+
+def is_card_text(text: str) -> bool:
+    """Whether ``text`` names a card (``??`` stands for one nobody here has seen)."""
+    try:
+        parse_card(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _joined(*codes: str) -> str:

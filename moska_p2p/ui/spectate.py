@@ -10,13 +10,17 @@ move is a line, as ``moska host``/``join`` print them.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
+import trio
+
 from ..engine import View
 from ..protocol.session import PeerSession
+from ..table.networked import WAIT_EVERY, watched_wait
 from .app import FullScreen
-from .render import log_lines, render_table, strip_ansi
+from .render import black_maija_text, log_lines, render_table, strip_ansi, wait_text
 
 
 def show_watched(
@@ -76,24 +80,35 @@ class SpectatorScreen:
         self._keys: threading.Thread | None = None
         self._closed = threading.Event()
         self._last: tuple[PeerSession, list[str], str, bool] | None = None
+        self._heard = time.monotonic()  # when the table last moved (the countdown's start)
+        self._trio: trio.lowlevel.TrioToken | None = None
 
     # ------------------------------------------------------------------ the Spectator protocol
 
     def seated(self, session: PeerSession, names: Sequence[str]) -> None:
         if self.screen is not None:
+            self._trio = trio.lowlevel.current_trio_token()
             self._start()
-            self._draw(session, names, "the deal: every card face down")
+            self._heard = time.monotonic()
+            self._last = (session, list(names), "", False)
+            self._draw(session, names, "")
 
     def moved(self, session: PeerSession, names: Sequence[str], seat: int, move: str) -> None:
         name = names[seat] if seat < len(names) else "?"
         if self.screen is None:
             self._say(f"seat {seat} ({name}): {move}")
         else:
-            self._draw(session, names, f"{name}: {move}")
+            self._heard = time.monotonic()
+            self._draw(session, names, "")
 
     def ended(self, session: PeerSession, names: Sequence[str], text: str) -> None:
+        finished = session.game is not None and session.game.is_over  # not a verdict's culprits
+        losers = [names[s] for s in session.losers if s < len(names)] if finished else []
+        maija = black_maija_text(session.config.preset, losers, symbols=self.symbols)
         if self.screen is not None:
-            self._draw(session, names, text, end=True)
+            self._draw(session, names, " ".join(part for part in (text, maija) if part), True)
+        elif maija:
+            self._say(maija)
 
     # ------------------------------------------------------------------ the screen
 
@@ -105,6 +120,24 @@ class SpectatorScreen:
         screen.single_keys = {"q": "q"}
         self._keys = threading.Thread(target=self._read_keys, name="moska-spectate", daemon=True)
         self._keys.start()
+        ticks = threading.Thread(target=self._tick_every_second, name="moska-tick", daemon=True)
+        ticks.start()
+
+    def _tick_every_second(self) -> None:
+        """Once a second, in the watch's own (trio) thread where the session lives: the
+        table again, with what it waits for and the countdown; the deal is drawn this way
+        too, as no event comes before the first move. Ends with the watch."""
+        token = self._trio
+        while token is not None and not self._closed.wait(WAIT_EVERY):
+            try:
+                trio.from_thread.run_sync(self._redraw_waiting, trio_token=token)
+            except (trio.RunFinishedError, trio.Cancelled):
+                return
+
+    def _redraw_waiting(self) -> None:
+        if self._last is not None and not self._last[3]:
+            session, names, _status, _end = self._last
+            self._draw(session, names, "")
 
     def _read_keys(self) -> None:
         """q (or Ctrl-C) stops watching; after the end, closes the screen."""
@@ -123,10 +156,17 @@ class SpectatorScreen:
         self, session: PeerSession, names: Sequence[str], status: str, end: bool = False
     ) -> None:
         screen = self.screen
-        game = session.game
-        if screen is None or game is None:
+        if screen is None:
             return
         self._last = (session, list(names), status, end)
+        game = session.game
+        if not status and not end:
+            wait = watched_wait(session)
+            status = wait_text(wait, names, game.view(0) if game is not None else None,
+                               left=wait.left - (time.monotonic() - self._heard))
+        if game is None:
+            screen.status(status)
+            return
         view = game.view(0)  # the observer's game: public knowledge only, for every seat
         hands = {s: game.hand(s) for s in range(game.n)} if end else None
         losers = list(session.losers) if end else None
@@ -151,7 +191,7 @@ class SpectatorScreen:
         self.quit = None
         if self._last is not None and not self._closed.is_set():
             session, names, status, end = self._last
-            self._draw(session, names, status + "  ·  q: close", end)
+            self._draw(session, names, "  ·  ".join(filter(None, [status, "q: close"])), end)
             self._closed.wait()
         screen.stop()
         if self._keys is not None:

@@ -21,19 +21,24 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from ..bots.api import BaseBot, Event, GameResult
-from ..engine import Move, View
+from ..engine import Move, View, make_rules
 from ..i18n import N_, _, language
 from ..table.seat import LeaveTable
 from .app import FullScreen, legal_line, wrap_text
 from .render import (
     Style,
+    TableWait,
+    black_maija_text,
     color_wanted,
     log_lines,
     move_text,
     render_table,
+    seconds_text,
     sort_hand,
     strip_ansi,
     symbols_wanted,
+    turn_text,
+    wait_text,
 )
 from .shorthand import expand_verb, read_move
 
@@ -46,18 +51,22 @@ FINNISH_YES = ("k", "kyllä", "kylla")
 """Yes in Finnish (kyllä), understood besides y and yes when the language is Finnish."""
 DEFAULT_HINT = "ismcts:time=0.3"
 
-HELP = N_("""\
-Moves (RULES C6 notation, any case; cards as 3H, 10D, QS or with ♣ ♦ ♥ ♠):
-  attack 3H 3S   a    open a bout, or throw in, with one or more cards
-  attack deck    a    attack with the top card of the stock
-  kill 3H 7H     k    kill the attack card 3H with your 7H
-  take           t    pick up the cards on the table
-  pass           p    nothing to add now (answered for you when it is the only move)
-  exchange       x    swap the trump indicator for your low trump
-  self 8S 9S     s    kill your own attack card from the stock
-  deck-kill      dk   kill with the top card of the stock
-  transfer 7C    tr   pass the attack on (perevodnoy); transfer show 7D
-  beg 3H 9H      b    (kaavi)
+HELP_HEAD = N_("Moves (any case; cards as 3H, 10D, QS or with ♣ ♦ ♥ ♠):")
+HELP_MOVES = (
+    ("attack", N_("  attack 3H 3S   a    open a bout, or throw in, with one or more cards")),
+    ("attack deck", N_("  attack deck    a    attack with the top card of the stock")),
+    ("kill", N_("  kill 3H 7H     k    kill the attack card 3H with your 7H")),
+    ("take", N_("  take           t    pick up the cards on the table")),
+    ("pass", N_("  pass           p    nothing to add now (answered for you when it is the only"
+                " move)")),
+    ("exchange", N_("  exchange       x    swap the trump indicator for your low trump")),
+    ("self", N_("  self 8S 9S     s    kill your own attack card from the stock")),
+    ("deck-kill", N_("  deck-kill      dk   kill with the top card of the stock")),
+    ("transfer", N_("  transfer 7C    tr   pass the attack on; transfer show 7D")),
+    ("beg", N_("  beg 3H 9H      b    swap a killer for another")),
+)  # fmt: skip
+"""Each move kind's line of the help: only the kinds the game's rules have are listed."""
+HELP_TAIL = N_("""\
 A number stands for that card of your hand as numbered on the table: "k 3h 2" kills 3H \
 with hand card 2, "a 1 2" attacks with cards 1 and 2; "k 9c" is enough when 9C fits only \
 one card on the table. Tab completes a legal move.
@@ -66,7 +75,20 @@ would play), moves (every legal move), quit (leave the game). Ctrl-C asks whethe
 Keys on the full-screen table: ? help; Left/Right pick a card of your hand, Up adds it to \
 the line; Esc clears the line (or closes this pane); PgUp/PgDn scroll the log (or this pane).\
 """)
-"""The help, one logical line per line: :func:`.app.wrap_text` wraps it to the width."""
+
+
+HELP = "\n".join([HELP_HEAD, *(line for _kind, line in HELP_MOVES), HELP_TAIL])
+"""The whole help in English, every move kind listed (untranslated: :func:`help_text`)."""
+
+
+def help_text(preset: str | None) -> str:
+    """The help for a game of ``preset`` (every move kind when none is known yet), translated,
+    one logical line per line: :func:`.app.wrap_text` wraps it to the width."""
+    from ..rules_text import move_kinds
+
+    kinds = move_kinds(make_rules(preset)) if preset else [kind for kind, _line in HELP_MOVES]
+    lines = [_(HELP_HEAD), *(_(line) for kind, line in HELP_MOVES if kind in kinds)]
+    return "\n".join([*lines, _(HELP_TAIL)])
 
 
 class LeaveGame(LeaveTable):
@@ -124,11 +146,14 @@ class TerminalPlayer(BaseBot):
         self._last = ""  # the latest move, for the status line ("bob: attack J♦")
         self._final = ""  # the table to leave on the terminal when the screen closes
         self._said: list[str] = []  # what was said since, printed after the table
+        self.waiting: TableWait | None = None  # what a network table waits for (status line)
+        self._preset = ""  # the game's preset, as its views said
 
     # ------------------------------------------------------------------ bot API
 
     def start_game(self, view: View) -> None:
         self.seat = view.seat
+        self._preset = view.preset
         self._last = ""
         self._said = []
         if self.interactive:
@@ -139,6 +164,7 @@ class TerminalPlayer(BaseBot):
     def choose(self, view: View, legal_moves: Sequence[Move]) -> Move:
         """Show the table and ask until the person names a legal move."""
         self.seat = view.seat
+        self._preset = view.preset
         if len(legal_moves) == 1 and legal_moves[0].kind_name == "pass":
             self._draw(view, _("Nothing to do: passing for you."))
             if self.auto_pass > 0:
@@ -162,7 +188,7 @@ class TerminalPlayer(BaseBot):
                     self._draw(view, status, texts)
                 continue
             if word in ("help", "?", "h"):
-                self._show_text(_("help"), _(HELP))
+                self._show_text(_("help"), help_text(view.preset))
             elif word == "rules":
                 self._show_text(_("rules"), _rules(view.preset))
             elif word == "hint":
@@ -189,7 +215,11 @@ class TerminalPlayer(BaseBot):
         self._last = f"{who}: {text}"
         if self.interactive and self.view_source is not None:
             view = self.view_source()
-            self._draw(view, "")
+            wait = self.waiting
+            if wait is not None:
+                self._draw(view, wait_text(wait, self.names, view))
+            else:  # a game at this terminal (a bot on move), or this seat's own move
+                self._draw(view, turn_text(view, self.names))
             if event.seat != self.seat and view.to_act != self.seat and self.pace > 0:
                 self._sleep(self.pace)
         elif self.interactive:
@@ -214,6 +244,11 @@ class TerminalPlayer(BaseBot):
             )
         else:
             what = _("{names} lost; you did not.").format(names=self._names(losers))
+        if result.forfeit is None:
+            maija = black_maija_text(
+                self._preset, [self._name(s) for s in losers], symbols=self.symbols
+            )
+            what = " ".join(part for part in (what, maija) if part)
         line = _("Game over after {count} moves. {what}").format(count=result.moves, what=what)
         if self.view_source is not None:
             view = self.view_source()
@@ -226,6 +261,31 @@ class TerminalPlayer(BaseBot):
                 return
             self._print(self.table(view, losers=losers))
         self.say(line)
+
+    def expect(self, wait: TableWait | None) -> None:
+        """What the table waits for now, said with the next move's table (:meth:`observe`)."""
+        self.waiting = wait
+
+    def show_wait(self, view: View | None, wait: TableWait) -> None:
+        """What a network table waits for, said while nothing is asked (once a second: the
+        countdown moves): the table from the deal on, its status the wait in words. Only on
+        the full screen: in lines it would print a line a second."""
+        self.waiting = wait
+        if not self.interactive:
+            return
+        text = wait_text(wait, self.names, view)
+        if view is None:
+            self._status(text)
+        else:
+            self._draw(view, text)
+
+    def show_clock(self, left: float | None) -> None:
+        """The seconds left for this seat's move at a network table (None: no question, no
+        clock), after the status line's text, once a second."""
+        if self.interactive and self._screen is not None:
+            self._screen.clock(
+                "" if left is None else _("{left} left").format(left=seconds_text(left))
+            )
 
     def open(self) -> None:
         """Open the full-screen table now (a network seat, as its game starts, from the main
@@ -335,13 +395,9 @@ class TerminalPlayer(BaseBot):
             return
         screen = self._open_screen()
         names, color, symbols = list(self.names), self.color, self.symbols
-        if view.history and view.decision != "over":
-            # The move the table shows last, from the same view: the status line is never
-            # behind the table (a network seat's move events may come after its next turn).
-            seat, move = view.history[-1]
-            who = names[seat] if seat < len(names) else _("seat {seat}").format(seat=seat)
-            self._last = f"{who}: {move_text(str(move), Style(color=False, symbols=symbols))}"
+        self._preset = view.preset
         screen.hand_cards = sort_hand(view.hand, view.trump)
+        screen.help_text = help_text(view.preset)
         screen.show(
             lambda width, picked: render_table(
                 view,
@@ -358,15 +414,13 @@ class TerminalPlayer(BaseBot):
                 view.history, names, color=color, symbols=symbols, trump=view.trump, width=200
             ),
             legal=legal,
-            status=self._status_text(status),
+            status=status,
         )
 
-    def _status_text(self, text: str) -> str:
-        return "  ·  ".join(part for part in (self._last, text) if part)
-
     def _status(self, text: str) -> None:
-        """The status line: the latest move, then what is asked or was said."""
-        self._open_screen().status(self._status_text(text))
+        """The status line: what is asked, waited for or was said (the latest move is the
+        log's last line, drawn from the same view: the status does not repeat it)."""
+        self._open_screen().status(text)
 
     def _tell(self, view: View, text: str) -> None:
         """A one-line answer (a hint, why a move was not played)."""
@@ -385,7 +439,7 @@ class TerminalPlayer(BaseBot):
     def _open_screen(self) -> FullScreen:
         if self._screen is None:
             self._screen = FullScreen(self._completer, color=self.color, symbols=self.symbols)
-            self._screen.help_text = _(HELP)
+            self._screen.help_text = help_text(None)
             self._screen.start()
         return self._screen
 
@@ -421,7 +475,9 @@ class TerminalPlayer(BaseBot):
                     self._interrupted = False
                     raise KeyboardInterrupt
                 if self.interactive:
-                    return self._open_screen().ask("> ", before_wait=self._before_wait)
+                    return self._open_screen().ask(
+                        "> ", before_wait=self._before_wait, keep_typed=True
+                    )
                 return self._read_plain("> ")
             except KeyboardInterrupt:
                 if self.confirm_leave():

@@ -16,7 +16,7 @@ from ..bots.api import Event
 from ..engine import Game
 from ..table.seat import Forfeit, Referee
 from .app import FullScreen
-from .render import Style, move_text, render_table, strip_ansi
+from .render import Style, black_maija_text, move_text, render_table, strip_ansi, turn_text
 from .spectate import show_watched
 
 
@@ -94,8 +94,9 @@ def watch_game(
             line = f"{names[seat]}: {move_text(str(move), style)}"
             if screen is None:
                 say(f"{moves:4d}. seat {seat} ({decision}): {move}")
-            else:
-                draw(f"move {moves}: {line}")
+            else:  # the log has the move: the status says whom the table waits for now
+                waiting = turn_text(game.view(0), names, watching=True)
+                draw(f"move {moves}: {waiting or line}")
                 stop.wait(pace)
         if stop.is_set():
             result = None
@@ -108,6 +109,10 @@ def watch_game(
                 if not losers
                 else "lost: " + ", ".join(names[s] for s in losers)
             )
+            maija = black_maija_text(
+                game.rules.preset, [names[s] for s in losers], symbols=symbols
+            )
+            result = " ".join(part for part in (result, maija) if part)
     except Forfeit as failure:
         result = f"{names[failure.seat]} forfeits: {failure.reason}"
     except KeyboardInterrupt:
