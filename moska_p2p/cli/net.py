@@ -8,6 +8,7 @@ that ``moska --help`` (and every other command) never imports them.
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import sys
 from collections.abc import Awaitable, Callable
@@ -68,6 +69,7 @@ def _person(auto_pass: float, plain: bool = False) -> TerminalPlayer:
 
 def _prepare(
     bot: str | None,
+    name: str | None,
     identity: Path | None,
     seed: int | None,
     verbose: bool,
@@ -78,8 +80,8 @@ def _prepare(
     """The identity and the seat's player: the bot named, or the person at the terminal.
 
     A person plays with the account's key (or ``--identity``); a bot seat with no
-    ``--identity`` gets a fresh key of its own, so several seats of one account can sit at
-    one table (a bot that should resume a game after a crash needs ``--identity``).
+    ``--identity`` plays with a key of its own (:func:`bot_identity`), so several seats of one
+    account can sit at one table and each comes back to its seat after a crash.
     Everything that can be refused is refused here, before any socket is opened."""
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
@@ -87,7 +89,7 @@ def _prepare(
         stream=sys.stderr,
     )
     from ..bots.loader import BotLoadError, load_bot
-    from ..crypto.identity import Identity, IdentityError, load_or_create
+    from ..crypto.identity import IdentityError
 
     if bot is not None:
         check_bots([bot])
@@ -95,9 +97,9 @@ def _prepare(
         check_file(transcript, "--transcript", make_parents=True)
     try:
         if bot is not None and identity is None:
-            ident = Identity.generate()  # in memory only: this seat's own key
+            ident = bot_identity(bot_seat_name(name, bot))
         else:
-            ident = load_or_create(identity)
+            ident = _account_identity(identity)
     except (IdentityError, OSError) as error:
         raise fail(f"identity: {error}") from None
     if bot is None:
@@ -107,6 +109,94 @@ def _prepare(
     except (BotLoadError, ValueError) as error:
         raise fail(str(error)) from None
     return ident, made
+
+
+BOT_SEATS_PER_NAME = 32
+"""Bot seats of one name that may run at once from one data folder (``greedy``,
+``greedy-2``, ...): each holds a key of its own."""
+
+_claimed: list[Any] = []
+"""The lock files of the bot keys this process holds, open until it exits (the kernel
+lets go of them when it does, a kill included)."""
+
+
+def bot_seat_name(name: str | None, bot: str) -> str:
+    """A bot seat's name at the table: ``--name``, else the bot's kind (``greedy``, the
+    file's stem of ``bots/mine.py:Bot``)."""
+    return name or Path(bot.split(":")[0]).stem or "player"
+
+
+def bot_key_folder() -> Path:
+    """Where bot seats keep their keys: beside the games folder, in the data directory
+    (``~/.local/share/moska-p2p/bots/``), so the same data folder means the same keys."""
+    from ..net.persist import data_dir
+
+    return data_dir().parent / "bots"
+
+
+def bot_identity(seat: str) -> Identity:
+    """The key of a bot seat named ``seat`` with no ``--identity``: the first of
+    ``NAME.pem``, ``NAME-2.pem``, ... that no running seat holds, made on first use.
+
+    A seat is the key the others know it by: a bot that ran with a key of the moment could
+    not come back after a crash (the host refuses a new key once the game has started).
+    Several seats of one name (two ``--bot greedy`` of one account at one table) each claim
+    a key of their own by a lock held for the life of the process; a killed seat's lock
+    goes with it, so the same command run again finds the key free and its saved game."""
+    from ..crypto.identity import IdentityError, check_key_directory, load_or_create
+
+    folder = bot_key_folder()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    check_key_directory(folder)
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in seat).lstrip(".") or "bot"
+    for number in range(1, BOT_SEATS_PER_NAME + 1):
+        path = folder / (f"{stem}.pem" if number == 1 else f"{stem}-{number}.pem")
+        if not _claim(path.with_suffix(".lock")):
+            continue
+        made = not path.exists()
+        ident = load_or_create(path)
+        if made:
+            typer.echo(
+                f"made a key for the bot seat {seat!r}: {path} ({ident.fingerprint}); the same"
+                " command finds it again, and with it this seat's saved game"
+            )
+        return ident
+    raise IdentityError(
+        f"{BOT_SEATS_PER_NAME} bot seats named {seat!r} run already from {folder}; give this"
+        " one another --name, or its own key with --identity FILE"
+    )
+
+
+def _claim(lock: Path) -> bool:
+    """Hold ``lock`` for the rest of this process; False if a running process holds it."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): one seat of a name at a time
+        return True
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    _claimed.append(fd)
+    return True
+
+
+def _account_identity(path: Path | None) -> Identity:
+    """The person's key (or ``--identity``'s), made on first use, and then said where:
+    it is who the player is at every table from now on."""
+    from ..crypto.identity import default_identity_path, load_or_create
+
+    target = path or default_identity_path()
+    made = not target.exists()
+    ident = load_or_create(target)
+    if made:
+        typer.echo(
+            f"made your key: {target} ({ident.fingerprint}); the others know you by it,"
+            " keep it (moska keygen shows it)"
+        )
+    return ident
 
 
 def _saved_game(transcript: Path | None, ident: Identity, resume: bool) -> SavedGame | None:
@@ -158,7 +248,7 @@ def _seat_files(
         return path, name
     if bot is None:
         return path, _user_name()
-    return path, Path(bot.split(":")[0]).stem or "player"
+    return path, bot_seat_name(None, bot)
 
 
 def _node_options(
@@ -207,9 +297,23 @@ def _node_options(
     )
 
 
+_FLAG_HINTS = (
+    (
+        "the game has started",
+        "a seat of that game comes back only with the key it played with: run the very"
+        " command it ran (--identity FILE, if it named one; a --bot seat without one finds"
+        " its own again by its --name)",
+    ),
+)
+"""Refusals a flag can fix, and the words that name it (the node's reasons say what
+happened; only the command line knows its flags)."""
+
+
 def _error_line(text: str) -> None:
-    """A failure before the game (could not listen, could not join): ``error: ...``."""
-    typer.echo(f"error: {text}", err=True)
+    """A failure before the game (could not listen, could not join): ``error: ...``, with
+    the flag that fixes it where one does."""
+    hints = [hint for words, hint in _FLAG_HINTS if words in text and hint not in text]
+    typer.echo(f"error: {'; '.join([text, *hints])}", err=True)
 
 
 def echo_line(text: str) -> None:
@@ -364,8 +468,9 @@ def host(
     ),
     identity: Path | None = typer.Option(
         None,
-        help="Your key file (default: the one in your config directory; a --bot seat gets a"
-        " fresh key of its own, so one account can fill several seats).",
+        help="Your key file (default: the one in your config directory; a --bot seat has a"
+        " key of its own per --name in the data folder, so one account fills several seats"
+        " and each comes back to its seat after a crash).",
     ),
     bot: str | None = typer.Option(
         None,
@@ -449,7 +554,7 @@ def host(
 
     if announce:
         _discovery_settings()  # a bad MOSKA_DISCOVERY is an error before anything starts
-    ident, made = _prepare(bot, identity, seed, verbose, auto_pass, transcript, plain)
+    ident, made = _prepare(bot, name, identity, seed, verbose, auto_pass, transcript, plain)
     if timeout is None:
         timeout = BOT_TIMEOUT if bot is not None else PERSON_TIMEOUT
     try:
@@ -499,8 +604,9 @@ def join(
     ),
     identity: Path | None = typer.Option(
         None,
-        help="Your key file (default: the one in your config directory; a --bot seat gets a"
-        " fresh key of its own, so one account can fill several seats).",
+        help="Your key file (default: the one in your config directory; a --bot seat has a"
+        " key of its own per --name in the data folder, so one account fills several seats"
+        " and each comes back to its seat after a crash).",
     ),
     bot: str | None = typer.Option(
         None,
@@ -562,7 +668,7 @@ def join(
         raise fail("--no-listen needs an invite with a relay (moska join moska:...)")
     target = _parse_address(address) if address is not None and invite is None else None
     expected = _parse_expect(expect)
-    ident, made = _prepare(bot, identity, seed, verbose, auto_pass, transcript, plain)
+    ident, made = _prepare(bot, name, identity, seed, verbose, auto_pass, transcript, plain)
     from ..net.node import Node
 
     saved = _saved_game(transcript, ident, resume)
