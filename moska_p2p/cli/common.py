@@ -5,7 +5,8 @@ preset options, the ``--bots`` list, and the checks made before any work starts 
 Exit codes (:data:`EXIT_OK` and the rest): 0 a game played to its end (or a command that
 did its work), 1 an attempt that failed (a game stopped by a verdict, a port in use, a
 refused connection), 2 a mistake in what was typed (found before work starts), 130 a game
-interrupted or abandoned (Ctrl-C, or a person who quits before the end).
+interrupted or abandoned (Ctrl-C, or a person who quits before the end); ``verify`` also
+exits 3 for an incomplete transcript and 4 for a file that is not one.
 
 There are two option parsers because the commands have always differed in how they treat a
 malformed ``--option``; they are kept apart, each named for what it does.
@@ -26,6 +27,11 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 """A failure, a game stopped by a verdict among them."""
 EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+"""``verify``: a transcript whose writer stopped before the game's end (a crash or a cut),
+every frame in it checking."""
+EXIT_NOT_A_TRANSCRIPT = 4
+"""``verify``: a file that is no moska transcript at all."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C, or a game the person left before its end."""
 

@@ -7,12 +7,14 @@ that ``moska --help`` (and every other command) never imports them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
 import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -115,9 +117,14 @@ BOT_SEATS_PER_NAME = 32
 """Bot seats of one name that may run at once from one data folder (``greedy``,
 ``greedy-2``, ...): each holds a key of its own."""
 
-_claimed: list[Any] = []
+_claimed: list[int] = []
 """The lock files of the bot keys this process holds, open until it exits (the kernel
 lets go of them when it does, a kill included)."""
+
+_made_keys: list[Path] = []
+"""Bot keys this process made: taken back if no game was played with them."""
+_made_folders: list[Path] = []
+"""The folders made for them, deepest first (taken back with them when left empty)."""
 
 
 def bot_seat_name(name: str | None, bot: str) -> str:
@@ -146,6 +153,7 @@ def bot_identity(seat: str) -> Identity:
     from ..crypto.identity import IdentityError, check_key_directory, load_or_create
 
     folder = bot_key_folder()
+    _made_folders[:] = [p for p in (folder, *folder.parents) if not p.exists()]
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     check_key_directory(folder)
     stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in seat).lstrip(".") or "bot"
@@ -156,6 +164,7 @@ def bot_identity(seat: str) -> Identity:
         made = not path.exists()
         ident = load_or_create(path)
         if made:
+            _made_keys.append(path)
             typer.echo(
                 f"made a key for the bot seat {seat!r}: {path} ({ident.fingerprint}); the same"
                 " command finds it again, and with it this seat's saved game"
@@ -417,11 +426,28 @@ def _close_bot(made: Bot) -> None:
         close()
 
 
+def _forget_unused_keys(transcript: Path) -> None:
+    """Take back the bot keys this run made when it wrote no transcript (it never sat at a
+    game: a port in use, a refusal): a command that failed leaves nothing behind, and a key
+    nobody has seen is no seat to come back to."""
+    if transcript.exists() or any(transcript.parent.glob(f"{glob_escape(transcript.stem)}-g*")):
+        return
+    for key in _made_keys:
+        key.unlink(missing_ok=True)
+        key.with_suffix(".lock").unlink(missing_ok=True)
+    if _made_keys:
+        for folder in _made_folders:
+            with contextlib.suppress(OSError):  # not empty: something else lives there now
+                folder.rmdir()
+    _made_keys.clear()
+
+
 def _run(
     node: Node,
     made: Bot,
     saved: SavedGame | None,
     start: Callable[[Node], Awaitable[Outcome]],
+    transcript: Path,
 ) -> int:
     """Run one peer to its end; the exit code (:mod:`.common`'s: 0 the game played to its
     end, 1 a failure or a game stopped by a verdict, 130 interrupted or left). The node
@@ -445,6 +471,7 @@ def _run(
         return EXIT_INTERRUPTED
     finally:
         _close_bot(made)
+        _forget_unused_keys(transcript)
     return outcome.code
 
 
@@ -590,7 +617,8 @@ def host(
         relay_for_others=relay_port if relay_for_others else None,
         spectators=0 if no_spectators else spectators,
     )
-    raise typer.Exit(_run(Node(options), made, saved, lambda node: node.host(config, port)))
+    host_table = partial(Node.host, config=config, port=port)
+    raise typer.Exit(_run(Node(options), made, saved, host_table, options.transcript))
 
 
 def join(
@@ -702,7 +730,7 @@ def join(
         assert target is not None
         return await node.join(*target, expect=expected)
 
-    raise typer.Exit(_run(Node(options), made, saved, start))
+    raise typer.Exit(_run(Node(options), made, saved, start, options.transcript))
 
 
 def tables(

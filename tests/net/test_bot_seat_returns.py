@@ -7,6 +7,8 @@ Real processes on 127.0.0.1; every wait is bounded and whatever still runs is ki
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,6 +90,14 @@ def test_a_bot_seat_with_no_identity_comes_back_by_the_same_command(
     report = verify_transcript(transcript)
     assert report.valid, report.fault
     assert not list(games.glob("*.resume")), "a finished game leaves no resume file"
+    # its secret stays (0600), and with it the seat's own replay opens the cards it held
+    assert transcript.with_name(transcript.name + ".secret").stat().st_mode & 0o077 == 0
+    shown = subprocess.run(
+        [sys.executable, "-m", "moska_p2p", "replay", str(transcript), "--no-color"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "who wrote this transcript): its own cards as it saw them" in shown.stdout
 
 
 def test_a_late_bot_seat_is_told_which_flag_brings_a_seat_back(
