@@ -36,6 +36,8 @@ from typer import _click
 from typer._click.exceptions import BadParameter
 from typer.core import TyperGroup, TyperOption
 
+from .common import plain_words
+
 CONFIG_ENV = "MOSKA_CONFIG"
 """The environment variable naming the config file to read instead of the default one."""
 
@@ -166,7 +168,7 @@ def _checked(
         param.process_value(context, value)
     except BadParameter as error:
         raise ConfigError(
-            f"{config.path}: {_line(config, table, key)}: {key}: {error.message}"
+            f"{config.path}: {_line(config, table, key)}: {key}: {plain_words(error.message)}"
         ) from None
     except (TypeError, ValueError) as error:
         raise ConfigError(f"{config.path}: {_line(config, table, key)}: {key}: {error}") from None

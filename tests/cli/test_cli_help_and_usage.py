@@ -1,0 +1,69 @@
+"""The command line as a new user meets it, through the real program: a mistake in what
+was typed is one ``error:`` line in the project's words (not click's box with the
+validator's wording), a preset's name in any case, help that is readable at 80 columns
+(no option squeezed into a narrow column, no value cut with an ellipsis, no ``[plot]`` eaten
+as markup)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _moska(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, COLUMNS="80", NO_COLOR="1", HOME=str(home),
+               XDG_CONFIG_HOME=str(home / "config"), XDG_DATA_HOME=str(home / "data"))  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "moska_p2p", *args], cwd=ROOT, env=env, capture_output=True,
+        text=True, timeout=120, check=False, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["host", "--players", "9"], "error: --players: takes 2 to 6 (moska host -h for help)"),
+        (["host", "--players", "x"], "error: --players: not a whole number (moska host -h"),
+        (["play", "--frobnicate"], "error: no such option: --frobnicate (moska play -h"),
+        (["join", "a", "b", "c"], "error: unexpected extra argument: b c (moska join -h"),
+        (["replay"], "error: FILE is missing (moska replay -h for help)"),
+        (["nosuch"], "error: no such command 'nosuch' (moska -h for help)"),
+    ],
+    ids=["range", "type", "option", "extra", "missing", "command"],
+)
+def test_a_usage_mistake_is_one_error_line(tmp_path: Path, args: list[str], says: str) -> None:
+    done = _moska(*args, home=tmp_path)
+    assert done.returncode == 2, done
+    shown = done.stderr.replace("python -m moska_p2p", "moska")
+    assert shown.splitlines() == [shown.strip()] and shown.startswith(says), shown
+    assert "╭" not in done.stderr and "Usage:" not in done.stderr and done.stdout == ""
+    assert "Input should be" not in done.stderr
+
+
+def test_a_preset_is_named_in_any_case(tmp_path: Path) -> None:
+    done = _moska("simulate", "--preset", "Durak", "--players", "2", "-q", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rules = _moska("rules", "DURAK", home=tmp_path)
+    assert rules.returncode == 0 and "Durak" in rules.stdout
+
+
+def test_a_commands_help_is_readable_at_80_columns(tmp_path: Path) -> None:
+    done = _moska("host", "-h", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert "…" not in done.stdout and "turamoska-pyhaselka" in done.stdout
+    preset = next(line for line in lines if line.lstrip().startswith("--preset"))
+    assert preset.index("One of:") < 40, preset  # the help beside the option, not a strip
+
+
+def test_the_extras_are_named_in_arenas_help(tmp_path: Path) -> None:
+    done = _moska("arena", "--help", home=tmp_path)
+    words = " ".join(done.stdout.split())
+    assert "pip install 'moska-p2p[cluster]'" in words and "pip install 'moska-p2p[plot]'" in words
