@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 import secrets
+import shutil
 import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -294,6 +295,7 @@ def _node_options(
         player=player,
         transcript=path,
         error=_error_line,
+        echo=table_line,
         name=seat_name,
         bind=bind,
         lobby_wait=wait,
@@ -316,6 +318,49 @@ _FLAG_HINTS = (
 )
 """Refusals a flag can fix, and the words that name it (the node's reasons say what
 happened; only the command line knows its flags)."""
+
+
+INVITE_LINE = "invite (moska join INVITE): "
+"""How the node prints a table's invite (one line, for a script or a pipe to read)."""
+
+
+def table_line(text: str) -> None:
+    """A line of the node's, as it happens; on a terminal narrower than the invite's line,
+    the invite as a command to paste whole, in lines ending in ``\\`` (a shell joins
+    them; ``join`` takes the pieces), not one line the terminal breaks where a paste then
+    cuts the invite."""
+    if text.startswith(INVITE_LINE) and sys.stdout.isatty():
+        width = shutil.get_terminal_size().columns
+        if len(text) > width:
+            text = invite_lines(text.removeprefix(INVITE_LINE), width)
+    print(text, flush=True)
+
+
+def invite_lines(invite: str, width: int) -> str:
+    """``moska join INVITE`` in lines of at most ``width`` columns, each but the last
+    ending in `` \\``: pasted into a shell, one command."""
+    room = max(20, width - 8)
+    first = max(10, room - len("  moska join "))
+    pieces = [invite[:first]] + [invite[i : i + room] for i in range(first, len(invite), room)]
+    lines = [f"  moska join {pieces[0]}", *(f"    {piece}" for piece in pieces[1:])]
+    return "invite (paste these lines whole: one command):\n" + " \\\n".join(lines)
+
+
+def check_invite_length(text: str) -> None:
+    """Refuse an invite shorter than any (exit 2) with what happened: a paste cut at a line
+    break, the rest run as a command of its own."""
+    from ..net.invite import PREFIX, Invite
+    from ..net.relay_proto import ROOM_SIZE
+
+    shortest = len(str(Invite(bytes(32), bytes(ROOM_SIZE), (("h", 1),)))) - len(PREFIX)
+    code = "".join(text.split())[len(PREFIX) :]
+    if 0 < len(code) < shortest:
+        raise fail(
+            f"the invite is {len(code)} characters after 'moska:', shorter than any invite"
+            f" ({shortest} at least): it was cut, most likely at a line break when copied;"
+            " paste all of it (its pieces may be separated by spaces or line breaks ending"
+            " in \\)"
+        )
 
 
 def _error_line(text: str) -> None:
@@ -622,10 +667,11 @@ def host(
 
 
 def join(
-    address: str | None = typer.Argument(
+    address: list[str] | None = typer.Argument(
         None,
-        help="The table's invite (moska:...) or HOST:PORT, as its host printed them; without"
-        " it, look for tables on the LAN and join the one found (or choose among several).",
+        help="The table's invite (moska:..., whole or in pieces: spaces and line breaks in it"
+        " do not matter) or HOST:PORT, as its host printed them; without it, look for tables"
+        " on the LAN and join the one found (or choose among several).",
     ),
     name: str | None = typer.Option(
         None, help="Your name at the table (default: your login name, or the bot's)."
@@ -687,14 +733,19 @@ def join(
     from ..net.invite import looks_like_invite
     from .relay import parse_invite_or_exit
 
+    pieces = [piece for piece in address or [] if piece.strip()]
+    if len(pieces) > 1 and not looks_like_invite(pieces[0]):
+        raise fail(f"unexpected extra argument: {' '.join(pieces[1:])} (moska join -h for help)")
+    text = " ".join(pieces) if pieces else None
     invite = None
-    if address is not None and looks_like_invite(address):
-        invite = parse_invite_or_exit(address)
+    if text is not None and looks_like_invite(text):
+        check_invite_length(text)
+        invite = parse_invite_or_exit(text)
         if expect is not None:
             raise fail("an invite already pins the host's key: leave out --expect")
     elif not listen:
         raise fail("--no-listen needs an invite with a relay (moska join moska:...)")
-    target = _parse_address(address) if address is not None and invite is None else None
+    target = _parse_address(text) if text is not None and invite is None else None
     expected = _parse_expect(expect)
     ident, made = _prepare(bot, name, identity, seed, verbose, auto_pass, transcript, plain)
     from ..net.node import Node

@@ -67,3 +67,39 @@ def test_the_extras_are_named_in_arenas_help(tmp_path: Path) -> None:
     done = _moska("arena", "--help", home=tmp_path)
     words = " ".join(done.stdout.split())
     assert "pip install 'moska-p2p[cluster]'" in words and "pip install 'moska-p2p[plot]'" in words
+
+
+def test_an_invite_on_a_narrow_terminal_is_one_command_in_pasteable_lines() -> None:
+    from moska_p2p.cli.net import invite_lines
+    from moska_p2p.net.invite import Invite, parse_invite
+    from moska_p2p.net.relay_proto import ROOM_SIZE
+
+    invite = str(Invite(bytes(range(32)), b"r" * ROOM_SIZE, (("192.168.1.20", 7777),),
+                        ("relay.example.org", 7117)))  # fmt: skip
+    assert len(invite) > 80
+    shown = invite_lines(invite, 80).splitlines()
+    assert all(len(line) <= 80 for line in shown), shown
+    command = " ".join(line.removesuffix("\\").strip() for line in shown[1:])  # as a shell does
+    words = command.split()
+    assert words[:2] == ["moska", "join"] and len(words) > 3
+    assert str(parse_invite(" ".join(words[2:]))) == invite
+
+
+def test_join_takes_an_invite_in_pieces_and_names_a_cut_one(tmp_path: Path) -> None:
+    import socket
+
+    from moska_p2p.net.invite import Invite
+    from moska_p2p.net.relay_proto import ROOM_SIZE
+
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    invite = str(Invite(bytes(range(32)), b"r" * ROOM_SIZE, (("127.0.0.1", port),)))
+    pieces = [invite[:50], invite[50:90], invite[90:]]
+    done = _moska("join", *pieces, "--bot", "random", "--timeout", "1", "--bind", "127.0.0.1",
+                  home=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done  # read as one invite, then no table at that port
+    assert "invite" not in done.stderr and "extra argument" not in done.stderr, done.stderr
+    cut = _moska("join", pieces[0], home=tmp_path)
+    assert cut.returncode == 2, cut
+    assert "shorter than any invite" in cut.stderr and "line break" in cut.stderr, cut.stderr
