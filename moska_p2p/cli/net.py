@@ -434,9 +434,10 @@ def _matches(key: bytes, expect: bytes | str | None) -> bool:
 
 
 def _choose_table(wait: float, expect: bytes | str | None = None) -> FoundTable:
-    """The table ``moska join`` with no address sits down at: the only one found, or the one
-    the player picks from a numbered list; exit 2 when there is none. With ``expect`` only
-    the tables of that host key are considered."""
+    """The table ``moska join`` with no address sits down at: the only one found, once the
+    player says so (:func:`join_the_only_table`), or the one the player picks from a
+    numbered list; exit 2 when there is none. With ``expect`` only the tables of that host
+    key are considered (and the one found is joined without a question)."""
     from ..net.discovery import pick_table
 
     typer.echo(f"looking for tables on the LAN for {wait:g} s...")
@@ -456,6 +457,12 @@ def _choose_table(wait: float, expect: bytes | str | None = None) -> FoundTable:
         )
     if len(found) == 1:
         typer.echo(f"found one table: {found[0].describe()}")
+        if not join_the_only_table(expect is not None, sys.stdin.isatty(), input):
+            raise fail(
+                "not joined: a table found on the LAN may be a stranger's; join it by its"
+                " address (moska join HOST:PORT, as its host printed it), or pin its host"
+                " with --expect FINGERPRINT, or answer y when asked on a terminal"
+            )
         return found[0]
     typer.echo(f"found {len(found)} tables:")
     _list_tables(found)
@@ -463,6 +470,21 @@ def _choose_table(wait: float, expect: bytes | str | None = None) -> FoundTable:
     if chosen is None:
         raise fail("no table chosen; pass its HOST:PORT to join it directly")
     return chosen
+
+
+def join_the_only_table(pinned: bool, interactive: bool, ask: Callable[[str], str]) -> bool:
+    """Whether ``moska join`` with no address sits down at the one table it found: on a
+    shared LAN that may be a stranger's, so only when ``--expect`` pinned its host, or the
+    person says yes to the table shown (on a terminal; a script names the table)."""
+    if pinned:
+        return True
+    if not interactive:
+        return False
+    try:
+        answer = ask("join it? [y/N] ")
+    except (EOFError, KeyboardInterrupt):
+        return False
+    return answer.strip().lower() in ("y", "yes", "k", "kyllä")
 
 
 def _close_bot(made: Bot) -> None:

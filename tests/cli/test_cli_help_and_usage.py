@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,28 @@ def test_join_takes_an_invite_in_pieces_and_names_a_cut_one(tmp_path: Path) -> N
     cut = _moska("join", pieces[0], home=tmp_path)
     assert cut.returncode == 2, cut
     assert "shorter than any invite" in cut.stderr and "line break" in cut.stderr, cut.stderr
+
+
+def test_the_only_table_found_on_the_lan_is_joined_only_when_said() -> None:
+    """A shared LAN's one table may be a stranger's: joined when --expect pins its host, or
+    when the person answers yes on a terminal; a script (no terminal) names the table."""
+    from moska_p2p.cli.net import join_the_only_table
+
+    def answers(*said: str) -> Callable[[str], str]:
+        queue = list(said)
+
+        def ask(prompt: str) -> str:
+            assert prompt == "join it? [y/N] "
+            if not queue:
+                raise EOFError
+            return queue.pop(0)
+
+        return ask
+
+    assert join_the_only_table(True, False, answers())
+    assert not join_the_only_table(False, False, answers("y"))
+    assert join_the_only_table(False, True, answers("y"))
+    assert join_the_only_table(False, True, answers(" Yes "))
+    assert not join_the_only_table(False, True, answers(""))  # a habitual Enter: no
+    assert not join_the_only_table(False, True, answers("n"))
+    assert not join_the_only_table(False, True, answers())  # end of input
