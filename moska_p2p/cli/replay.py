@@ -104,8 +104,12 @@ def export(
 
     try:
         text = record_text(load_replay(file))
-    except NotVerified as error:
-        raise fail(str(error), EXIT_FAILED) from None
+    except NotVerified as error:  # export has no --unverified: a record is of a verified game
+        raise fail(
+            f"{error.path}: {error.fault}; moska verify rejects this transcript, so it is not"
+            f" exported (moska replay --unverified {error.path} shows it, marked)",
+            EXIT_FAILED,
+        ) from None
     except RecordError as error:
         raise fail(f"{file}: {error}", EXIT_FAILED) from None
     except ReplayError as error:

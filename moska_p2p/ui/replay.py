@@ -34,7 +34,12 @@ class ReplayError(ValueError):
 
 
 class NotVerified(ReplayError):
-    """A transcript ``moska verify`` rejects: its fault, the same text verify prints."""
+    """A transcript ``moska verify`` rejects: its fault, the same text verify prints
+    (:attr:`fault`; :attr:`path`, the file)."""
+
+    def __init__(self, message: str, path: Path, fault: str) -> None:
+        super().__init__(message)
+        self.path, self.fault = path, fault
 
 
 def load_replay(
@@ -174,12 +179,14 @@ def replay_of_transcript(
     if not unverified:
         raise NotVerified(
             f"{path}: {fault}; moska verify rejects this transcript, so it is not replayed"
-            " (--unverified shows it, marked)"
+            " (--unverified shows it, marked)",
+            path,
+            fault,
         )
     try:
         replay = transcript_states(path, secrets)
     except ReplayError:
-        raise NotVerified(f"{path}: {fault}; no move comes before the fault") from None
+        raise NotVerified(f"{path}: {fault}; no move comes before the fault", path, fault) from None
     replay.warning = f"NOT VERIFIED: {fault}"
     return replay
 
