@@ -299,7 +299,7 @@ class OwnCards:
 
 
 def whose_view(replay: Replay, seat: int, open_hands: bool) -> str:
-    """The replay's first line: whose view the screen shows, and what of it is open."""
+    """The line under a replay's table: whose view it shows, and what of it is open."""
     writer = seat == replay.owner and not replay.full
     name = f"seat {seat} ({replay.names[seat]}{', who wrote this transcript' if writer else ''})"
     if open_hands:
@@ -354,7 +354,7 @@ def frame_text(
     if over:
         losers = ", ".join(replay.names[s] for s in game.losers) or "nobody (a draw)"
         what += f"; game over, lost: {losers}"
-    table = f"{whose_view(replay, seat, open_hands)}\n{table}"
+    table += f"\n{whose_view(replay, seat, open_hands)}"  # under the hand it speaks of
     if replay.warning:  # on every screen: an unverified file is never taken for a game
         table = f"!! {replay.warning} !!\n{table}"
     return table + "\n" + what
