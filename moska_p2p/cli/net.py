@@ -232,10 +232,11 @@ def _saved_game(transcript: Path | None, ident: Identity, resume: bool) -> Saved
         )
     if resume or saved.fresh():
         return saved
-    aside = saved.set_aside()
+    saved.discard()  # no seat to come back to: nothing left to resume (its secret stays)
     typer.echo(
-        f"the saved game in {path} is older than twice its timeout (the others have given up);"
-        f" moved it to {aside} and starting a new game"
+        f"the saved game of {saved.transcript} is older than twice its timeout (the others"
+        " have given up): starting a new game (that game's transcript stays, for moska"
+        " verify and moska replay)"
     )
     return None
 

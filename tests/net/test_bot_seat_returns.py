@@ -6,6 +6,7 @@ Real processes on 127.0.0.1; every wait is bounded and whatever still runs is ki
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -114,3 +115,37 @@ def test_a_late_bot_seat_is_told_which_flag_brings_a_seat_back(
     assert "refused: the game has started" in late.err, late.err
     assert "--identity FILE" in late.err and "--name" in late.err, late.err
     assert "greedy-2.pem" in late.out, late.out  # the first seat's key was held
+
+
+def test_a_saved_game_nobody_waits_for_leaves_no_resume_file(tmp_path: Path) -> None:
+    """A seat whose game the others gave up (older than twice the timeout) can never come
+    back to it: the next run of its command starts afresh and leaves no ``.resume`` (nor a
+    ``.resume.stale``) behind; the game's secret stays, for its replay."""
+    from moska_p2p.net.persist import SavedGame
+    from moska_p2p.net.wire import Entry
+    from moska_p2p.protocol.config import TableConfig, lobby_id
+
+    alice, bob = Identity.generate(), Identity.generate()
+    key = tmp_path / "bob.pem"
+    bob.save(key)
+    config = TableConfig("moska", 2, bytes(32), {}, 1.0)
+    roster = (
+        Entry.sign(alice, lobby_id(config), "alice", "127.0.0.1", 9),
+        Entry.sign(bob, lobby_id(config), "bob", "", 7001),
+    )
+    transcript = tmp_path / "bob.moska"
+    transcript.write_bytes(b"")
+    saved = SavedGame(transcript, bytes(range(32)), config, roster, 1, "bob", ("127.0.0.1", 9))
+    saved.save()
+    old = time.time() - 60
+    for path in (transcript, saved.state_path):
+        os.utime(path, (old, old))
+    done = subprocess.run(
+        [sys.executable, "-m", "moska_p2p", "join", "127.0.0.1:9", "--bot", "random",
+         "--identity", str(key), "--transcript", str(transcript), "--timeout", "1",
+         "--bind", "127.0.0.1", "--wait", "2"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert "older than twice its timeout" in done.stdout, done.stdout + done.stderr
+    assert not list(tmp_path.glob("*.resume*")), list(tmp_path.iterdir())
+    assert transcript.with_name("bob.moska.secret").exists()
