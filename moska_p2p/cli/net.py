@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..bots.api import Bot
     from ..crypto.identity import Identity
     from ..net.discovery import Found, FoundTable, Settings
+    from ..net.invite import Invite
     from ..net.node import Node, NodeOptions, Outcome
     from ..net.persist import SavedGame
     from ..ui.terminal import TerminalPlayer
@@ -239,6 +240,19 @@ def _saved_game(transcript: Path | None, ident: Identity, resume: bool) -> Saved
         " verify and moska replay)"
     )
     return None
+
+
+def _of_the_table(
+    saved: SavedGame, target: tuple[str, int] | None, invite: Invite | None
+) -> bool:
+    """Whether ``moska join`` names the table of its saved game (a seat comes back by the
+    same command): the invite's host is at that table, or the address's port is the one the
+    seat had joined; with no table named, the saved game's own host is the one."""
+    if invite is not None:
+        return any(entry.key == invite.host_key for entry in saved.roster)
+    if target is not None and saved.host_address is not None:
+        return target[1] == saved.host_address[1]
+    return True
 
 
 def _seat_files(
@@ -774,6 +788,12 @@ def join(
     from ..net.node import Node
 
     saved = _saved_game(transcript, ident, resume)
+    if saved is not None and not resume and not _of_the_table(saved, target, invite):
+        typer.echo(
+            f"the saved game of {saved.transcript} is of another table than this command"
+            " names: not resuming it (the command that played it resumes it)"
+        )
+        saved = None
     if target is None and saved is None and invite is None:  # a saved game knows its host
         try:
             table = _choose_table(look, expected)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -117,10 +118,9 @@ def test_a_late_bot_seat_is_told_which_flag_brings_a_seat_back(
     assert "greedy-2.pem" in late.out, late.out  # the first seat's key was held
 
 
-def test_a_saved_game_nobody_waits_for_leaves_no_resume_file(tmp_path: Path) -> None:
-    """A seat whose game the others gave up (older than twice the timeout) can never come
-    back to it: the next run of its command starts afresh and leaves no ``.resume`` (nor a
-    ``.resume.stale``) behind; the game's secret stays, for its replay."""
+def _saved_bob(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Bob's key, and a saved game of his (transcript, resume file) at alice's table at
+    127.0.0.1:9, with a timeout of 1 s."""
     from moska_p2p.net.persist import SavedGame
     from moska_p2p.net.wire import Entry
     from moska_p2p.protocol.config import TableConfig, lobby_id
@@ -137,15 +137,40 @@ def test_a_saved_game_nobody_waits_for_leaves_no_resume_file(tmp_path: Path) -> 
     transcript.write_bytes(b"")
     saved = SavedGame(transcript, bytes(range(32)), config, roster, 1, "bob", ("127.0.0.1", 9))
     saved.save()
-    old = time.time() - 60
-    for path in (transcript, saved.state_path):
-        os.utime(path, (old, old))
-    done = subprocess.run(
-        [sys.executable, "-m", "moska_p2p", "join", "127.0.0.1:9", "--bot", "random",
+    return key, transcript, saved.state_path
+
+
+def _join(key: Path, transcript: Path, port: int) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "moska_p2p", "join", f"127.0.0.1:{port}", "--bot", "random",
          "--identity", str(key), "--transcript", str(transcript), "--timeout", "1",
          "--bind", "127.0.0.1", "--wait", "2"],
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False,
     )  # fmt: skip
+
+
+def test_a_saved_game_nobody_waits_for_leaves_no_resume_file(tmp_path: Path) -> None:
+    """A seat whose game the others gave up (older than twice the timeout) can never come
+    back to it: the next run of its command starts afresh and leaves no ``.resume`` (nor a
+    ``.resume.stale``) behind; the game's secret stays, for its replay."""
+    key, transcript, state = _saved_bob(tmp_path)
+    old = time.time() - 60
+    for path in (transcript, state):
+        os.utime(path, (old, old))
+    done = _join(key, transcript, 9)
     assert "older than twice its timeout" in done.stdout, done.stdout + done.stderr
     assert not list(tmp_path.glob("*.resume*")), list(tmp_path.iterdir())
     assert transcript.with_name("bob.moska.secret").exists()
+
+
+def test_a_join_that_names_another_table_does_not_resume_a_saved_game(tmp_path: Path) -> None:
+    """A seat comes back by the command that played it; the same bot joining another table
+    meanwhile joins that table, it does not resume the saved game of the first."""
+    key, transcript, state = _saved_bob(tmp_path)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    done = _join(key, transcript, port)
+    assert "of another table than this command names: not resuming it" in done.stdout, done
+    assert f"could not join 127.0.0.1:{port}" in done.stderr, done.stderr
+    assert state.exists()  # still there for the command that played it
