@@ -243,27 +243,6 @@ def write_json(path: Path, data: Any, option: str = "--json") -> None:
         raise fail(f"{option} {path}: {error.strerror or error}", EXIT_FAILED) from None
 
 
-def listen_failure(bind: str, port: int, error: OSError) -> str:
-    """Why a command cannot listen on ``bind:port``, in words (``moska relay`` says it as
-    ``moska host`` does): a port in use, an address this machine does not have, a port that
-    needs privileges."""
-    import errno
-    import socket
-
-    where = f"{bind}:{port}" if port else bind
-    if error.errno == errno.EADDRINUSE:
-        why = "the port is in use (by another program, or another moska): pick another one"
-    elif error.errno == errno.EADDRNOTAVAIL:
-        why = f"this machine has no address {bind} (--bind names one of its own addresses)"
-    elif error.errno == errno.EACCES:
-        why = "permission denied (ports below 1024 need privileges)"
-    elif isinstance(error, socket.gaierror):
-        why = f"unknown address {bind!r}"
-    else:
-        why = error.strerror or str(error)
-    return f"cannot listen on {where}: {why}"
-
-
 def is_interrupt(error: BaseException) -> bool:
     """A Ctrl-C, bare or wrapped by trio: a nursery re-raises a KeyboardInterrupt that hit a
     task inside a ``BaseExceptionGroup``, which ``except KeyboardInterrupt`` does not catch."""

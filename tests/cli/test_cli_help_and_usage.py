@@ -129,27 +129,3 @@ def test_the_only_table_found_on_the_lan_is_joined_only_when_said() -> None:
     assert not join_the_only_table(False, True, answers(""))  # a habitual Enter: no
     assert not join_the_only_table(False, True, answers("n"))
     assert not join_the_only_table(False, True, answers())  # end of input
-
-
-def test_a_port_in_use_is_said_in_words_for_every_command() -> None:
-    """The shared words ``moska relay`` uses for a port it cannot take, as ``moska host``."""
-    import errno
-    import socket
-
-    from moska_p2p.cli.common import listen_failure
-
-    with socket.socket() as taken, socket.socket() as again:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        with pytest.raises(OSError) as raised:
-            again.bind(("127.0.0.1", port))
-    assert raised.value.errno == errno.EADDRINUSE
-    said = listen_failure("127.0.0.1", port, raised.value)
-    assert said == (
-        f"cannot listen on 127.0.0.1:{port}: the port is in use (by another program, or"
-        " another moska): pick another one"
-    )
-    assert "Address already in use" not in said
-    no_address = OSError(errno.EADDRNOTAVAIL, "Cannot assign requested address")
-    assert "has no address 10.9.9.9" in listen_failure("10.9.9.9", 7117, no_address)

@@ -8,7 +8,6 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,15 +20,6 @@ from moska_p2p.ui.render import Style, log_lines, move_text
 from moska_p2p.ui.shorthand import read_move
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def finnish() -> Iterator[None]:
-    i18n.use_language("fi")
-    try:
-        yield
-    finally:
-        i18n.use_language("en")
 
 
 def test_every_kind_has_its_finnish_words() -> None:
