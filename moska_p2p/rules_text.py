@@ -92,38 +92,25 @@ MOSKA = N_("""Moska (seed: Moska as taught in Tampere)
 - With the stock empty, empty hands are out; the last player holding cards loses (M13).""")
 
 EXTRA = {
-    "limit=hand": N_(
-        "Turamoska: no cap of six; cards may be laid while the live cards are no "
-        "more than the defender's hand (M6)."
-    ),
+    "limit=hand": N_("Turamoska: no cap of six; cards may be laid while the live cards are no "
+    "more than the defender's hand (M6)."),
     "limit=none": N_("Pyhaselka: no count limit at all; only the ranks limit the attack (M6)."),
-    "throw_in_ranks=attack-only": N_(
-        "Only ranks of attack cards may be thrown in or given, "
-        "never ranks of killing cards (M10, M12, M20)."
-    ),
-    "trump_exchange=before-first-attack": N_(
-        "The trump may be exchanged only in a round before "
-        "the first attack: every seat answers exchange or pass (M4)."
-    ),
+    "throw_in_ranks=attack-only": N_("Only ranks of attack cards may be thrown in or given, "
+    "never ranks of killing cards (M10, M12, M20)."),
+    "trump_exchange=before-first-attack": N_("The trump may be exchanged only in a round before "
+    "the first attack: every seat answers exchange or pass (M4)."),
     "trump_exchange=never": N_("No trump exchange (M4)."),
-    "self_execution=on": N_(
-        "Self execution: the defender may lay a card of a played rank and "
-        "kill it with its own card: 'self A K'; it counts two cards against the limit (M20)."
-    ),
-    "self_execution=on-with-draw": N_(
-        "Self execution (M20), and the defender draws a card after each one (M21)."
-    ),
-    "deck_kill=on": N_(
-        "Killing from the stock: 'deck-kill' turns the top stock card; if it beats "
-        "a live card it must kill one, else the defender has taken it (M22)."
-    ),
-    "expose_second_last=on": N_(
-        "With two cards left in the stock the upper one is turned face up (M23)."
-    ),
+    "self_execution=on": N_("Self execution: the defender may lay a card of a played rank and "
+    "kill it with its own card: 'self A K'; it counts two cards against the limit (M20)."),
+    "self_execution=on-with-draw": N_("Self execution (M20), and the defender draws a card after "
+    "each one (M21)."),
+    "deck_kill=on": N_("Killing from the stock: 'deck-kill' turns the top stock card; if it beats "
+    "a live card it must kill one, else the defender has taken it (M22)."),
+    "expose_second_last=on": N_("With two cards left in the stock the upper one is turned face "
+    "up (M23)."),
     "first_bout_limit=5": N_("The first bout of a game has at most 5 attack cards (D5)."),
-    "transfer_show_trump=on": N_(
-        "A defender may also transfer by showing a trump of the attack's rank, once per bout (D11)."
-    ),
+    "transfer_show_trump=on": N_("A defender may also transfer by showing a trump of the attack's "
+    "rank, once per bout (D11)."),
 }
 
 KAAVI = N_("""Kaavi Moska (seed: Kaavin moska)

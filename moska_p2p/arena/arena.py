@@ -198,7 +198,9 @@ def _close(bot: Bot) -> None:
         close()
 
 
-def _close_made(bots: Sequence[Bot], entries: tuple[int, ...], factories: Sequence[object]) -> None:
+def _close_made(
+    bots: Sequence[Bot], entries: tuple[int, ...], factories: Sequence[object]
+) -> None:
     for j, bot in zip(entries, bots, strict=True):
         if factories[j] is not None:
             _close(bot)  # a bot made for this game only

@@ -146,7 +146,9 @@ def draw(result: ArenaResult, path: Path) -> None:
                 alpha=0.15,
                 linewidth=0,
             )
-            ratings.plot(games, mu, color=color, linewidth=1.5, label=s.name, gid=f"rating-{i}")
+            ratings.plot(
+                games, mu, color=color, linewidth=1.5, label=s.name, gid=f"rating-{i}"
+            )
         ratings.set_xlim(0, max(1, result.games))
         ratings.set_xlabel("games played")
         ratings.set_ylabel("OpenSkill rating: mu, band of one sigma")

@@ -333,7 +333,9 @@ class ExpertBot(BaseBot):
             return -1.0
         return 0.0
 
-    def _defence_score(self, pos: _Position, move: Move, plan: _Plan) -> float:
+    def _defence_score(
+        self, pos: _Position, move: Move, plan: _Plan
+    ) -> float:
         kind, cards = move
         killers, unkilled, plan_cost, take_cost = plan
         durak = pos.family == DURAK

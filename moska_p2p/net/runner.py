@@ -264,7 +264,9 @@ class RunnerNode(SessionNode):
                 # Strangers are of no use now; their descriptors may be needed to check the
                 # transcript. (Between games they may be players coming back after a restart.)
                 self._admission.shed(len(self._admission.pending))
-                self._admission.total = self._admission.configured = min(self._admission.total, 2)
+                self._admission.total = self._admission.configured = min(
+                    self._admission.total, 2
+                )
             with trio.move_on_after(5.0):  # the player's last words first (a person's table)
                 await self.o.player.closed()
             outcome = await self._outcome()

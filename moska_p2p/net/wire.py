@@ -366,7 +366,9 @@ def net_frame(
     return encode_frame(NET_PREFIX + kind, payload, signature)
 
 
-def parse_net(kind: str, payload: bytes, signature: bytes, link: bytes | None = None) -> NetMessage:
+def parse_net(
+    kind: str, payload: bytes, signature: bytes, link: bytes | None = None
+) -> NetMessage:
     """A verified network message from an opened frame whose kind starts with ``net/``;
     :class:`FrameError` for a bad field, key or signature. ``link``: the id of the
     authenticated connection it came on (None during a handshake), which a :data:`BOUND`

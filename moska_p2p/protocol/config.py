@@ -199,7 +199,9 @@ class TableConfig:
             if place["games"] == 1:
                 raise ConfigError("a single game carries no session settings")
         try:
-            return cls(preset, players, nonce, dict(options), float(timeout), version, **session)
+            return cls(
+                preset, players, nonce, dict(options), float(timeout), version, **session
+            )
         except TypeError as error:  # pragma: no cover - every field is checked above
             raise ConfigError(str(error)) from None
 

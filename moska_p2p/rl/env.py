@@ -60,7 +60,8 @@ class MoskaEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type inform
         rules = make_rules(preset, **options)  # checks the options (OptionError: ValueError)
         if not rules.min_players <= players <= rules.max_players:
             raise ValueError(
-                f"{preset} is for {rules.min_players} to {rules.max_players} players, not {players}"
+                f"{preset} is for {rules.min_players} to {rules.max_players} players,"
+                f" not {players}"
             )
         if rules.teams and players % 2:
             raise ValueError(f"{preset} needs an even number of players, not {players}")

@@ -190,7 +190,9 @@ def play_peer_game(
     named: tuple[int, ...] = chosen[2] if kind == "stopped" else ()
     disagreeing = tuple(
         sorted(
-            seat_of[i] for i, o in enumerate(outcomes) if o != chosen and seat_of[i] not in named
+            seat_of[i]
+            for i, o in enumerate(outcomes)
+            if o != chosen and seat_of[i] not in named
         )
     )
     losers: tuple[int, ...] = ()

@@ -541,7 +541,6 @@ class FullScreen:
                 return ""
             return self.hand_cards[self.selected]
 
-
 def _fragments(line: str) -> StyleAndTextTuples:
     return to_formatted_text(ANSI(line))
 

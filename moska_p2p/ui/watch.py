@@ -76,10 +76,8 @@ def watch_game(
         watcher = threading.Thread(target=keys, name="moska-watch-keys", daemon=True)
         watcher.start()
     else:
-        say(
-            f"{game.rules.preset}, {game.n} players; dealer seat {game.dealer};"
-            f" trump {game.trump_card or 'not turned yet'}"
-        )
+        say(f"{game.rules.preset}, {game.n} players; dealer seat {game.dealer};"
+            f" trump {game.trump_card or 'not turned yet'}")
         for seat in range(game.n):
             say(f"  seat {seat} ({names[seat]}): {' '.join(game.hand(seat))}")
     result: str | None = None
@@ -122,17 +120,9 @@ def watch_game(
             watcher.join()
         screen.stop()
         watcher.join(5)
-        say(
-            render_table(
-                game.view(0),
-                names,
-                color=color,
-                symbols=symbols,
-                you=-1,
-                hands={s: game.hand(s) for s in range(game.n)},
-                losers=list(game.losers) if game.is_over else None,
-            )
-        )
+        say(render_table(game.view(0), names, color=color, symbols=symbols, you=-1,
+                         hands={s: game.hand(s) for s in range(game.n)},
+                         losers=list(game.losers) if game.is_over else None))
     if result is not None:
         say(result)
     return result
