@@ -129,3 +129,17 @@ def test_the_only_table_found_on_the_lan_is_joined_only_when_said() -> None:
     assert not join_the_only_table(False, True, answers(""))  # a habitual Enter: no
     assert not join_the_only_table(False, True, answers("n"))
     assert not join_the_only_table(False, True, answers())  # end of input
+
+
+def test_the_first_key_is_made_with_a_word_saying_where(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    args = ("join", f"127.0.0.1:{port}", "--timeout", "1", "--bind", "127.0.0.1", "--plain")
+    first = _moska(*args, home=tmp_path)
+    key = tmp_path / "config" / "moska-p2p" / "identity.pem"
+    assert key.exists() and f"made your key: {key} (" in first.stdout, first
+    again = _moska(*args, home=tmp_path)
+    assert "made your key" not in again.stdout, again
