@@ -63,7 +63,7 @@ def test_a_bot_seat_with_no_identity_comes_back_by_the_same_command(
 ) -> None:
     data = tmp_path / "data"
     monkeypatch.setenv("XDG_DATA_HOME", str(data))  # the children's data folder
-    port = _host(tmp_path, 3, peers, "--timeout", "10", "--pace", "0.02")
+    port = _host(tmp_path, 3, peers, "--timeout", "60", "--pace", "0.02")
     other = tmp_path / "other.pem"
     Identity.generate().save(other)
     peers.append(Peer("other", [
@@ -81,7 +81,20 @@ def test_a_bot_seat_with_no_identity_comes_back_by_the_same_command(
     transcript = _grown(games, 60_000, 30)
     assert "result:" not in seat.out, "the game ended before the kill"
     seat.kill()
-    time.sleep(0.3)
+    # the killed seat's own record is incomplete, not a forgery (verify's exit 3), and its
+    # replay opens its own cards with the secret in its .resume
+    cut = subprocess.run(
+        [sys.executable, "-m", "moska_p2p", "verify", str(transcript)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert cut.returncode == 3, cut
+    assert cut.stderr.startswith(f"incomplete: {transcript.name}: the writer stopped after frame")
+    shown = subprocess.run(
+        [sys.executable, "-m", "moska_p2p", "replay", str(transcript), "--no-color"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert shown.returncode == 0 and "!! INCOMPLETE: the writer stopped" in shown.stdout, shown
+    assert "its own cards as it saw them" in shown.stdout
     seat.start()  # the very same command
     codes = [peer.finish(60) for peer in peers]
     output = "\n".join(f"--- {p.name}\n{p.out}\n{p.err}" for p in peers)
