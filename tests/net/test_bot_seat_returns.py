@@ -133,7 +133,7 @@ def test_a_late_bot_seat_is_told_which_flag_brings_a_seat_back(
 
 def _saved_bob(tmp_path: Path) -> tuple[Path, Path, Path]:
     """Bob's key, and a saved game of his (transcript, resume file) at alice's table at
-    127.0.0.1:9, with a timeout of 1 s."""
+    127.0.0.1:9, with a timeout of 300 s."""
     from moska_p2p.net.persist import SavedGame
     from moska_p2p.net.wire import Entry
     from moska_p2p.protocol.config import TableConfig, lobby_id
@@ -141,7 +141,7 @@ def _saved_bob(tmp_path: Path) -> tuple[Path, Path, Path]:
     alice, bob = Identity.generate(), Identity.generate()
     key = tmp_path / "bob.pem"
     bob.save(key)
-    config = TableConfig("moska", 2, bytes(32), {}, 1.0)
+    config = TableConfig("moska", 2, bytes(32), {}, 300.0)
     roster = (
         Entry.sign(alice, lobby_id(config), "alice", "127.0.0.1", 9),
         Entry.sign(bob, lobby_id(config), "bob", "", 7001),
@@ -167,7 +167,7 @@ def test_a_saved_game_nobody_waits_for_leaves_no_resume_file(tmp_path: Path) -> 
     back to it: the next run of its command starts afresh and leaves no ``.resume`` (nor a
     ``.resume.stale``) behind; the game's secret stays, for its replay."""
     key, transcript, state = _saved_bob(tmp_path)
-    old = time.time() - 60
+    old = time.time() - 3600
     for path in (transcript, state):
         os.utime(path, (old, old))
     done = _join(key, transcript, 9)
