@@ -18,10 +18,12 @@ CLI = ROOT / "moska_p2p" / "cli"
 NET = ROOT / "moska_p2p" / "net"
 
 COMMANDS = [
-    "play", "presets", "arena", "replay-check", "ratings", "replay", "export", "rules",
-    "keygen", "trust", "simulate", "verify", "host", "join", "watch", "tables", "relay", "config",
+    "play", "host", "join", "watch", "tables",
+    "replay", "verify", "export", "replay-check",
+    "rules", "presets", "arena", "ratings", "simulate",
+    "keygen", "trust", "relay", "config",
 ]  # fmt: skip
-"""``moska --help``'s commands, in its order."""
+"""``moska --help``'s commands, in its order: games, records, bots and rules, setup."""
 
 
 def _python(*args: str) -> subprocess.CompletedProcess[str]:
@@ -39,8 +41,10 @@ def _submodules(folder: Path) -> list[str]:
 def test_python_m_moska_p2p_lists_every_command() -> None:
     done = _python("-m", "moska_p2p", "--help")
     assert done.returncode == 0, done.stderr
-    commands = done.stdout[done.stdout.index("Commands") :]
-    assert re.findall(r"^│ ([a-z][a-z-]*) ", commands, flags=re.M) == COMMANDS, done.stdout
+    commands = done.stdout[done.stdout.index("\nPlay:\n") :]
+    assert re.findall(r"^  ([a-z][a-z-]*) ", commands, flags=re.M) == COMMANDS, done.stdout
+    sections = re.findall(r"^([A-Z][a-z ]+):$", commands, flags=re.M)
+    assert sections == ["Play", "Records", "Bots and rules", "Setup"], done.stdout
 
 
 @pytest.mark.parametrize("command", COMMANDS)

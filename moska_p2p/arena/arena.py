@@ -37,6 +37,7 @@ from ..bots.builtin import GreedyBot, RandomBot, ShedderBot
 from ..bots.loader import BotLoadError, load_bot
 from ..engine import Game, IllegalMove, make_rules, new_game, shuffled_deck
 from ..table.local import play_game
+from ..table.seat import LeaveTable
 from .cluster import ClusterError, ClusterFailed, parse_address, run_chunks
 from .p2p import play_game as play_p2p_game
 from .stats import BotStats, GameOutcome, Rating, rate, tally
@@ -83,6 +84,7 @@ class ArenaResult:
     ratings: list[Rating] | None = None
     unfinished_games: list[int] = field(default_factory=list)
     p2p: bool = False  # played through the protocol: verdicts and disagreements count
+    interrupted: bool = False  # stopped by Ctrl-C: ``outcomes`` are the games played by then
 
     @property
     def verdict_games(self) -> list[GameOutcome]:
@@ -116,6 +118,8 @@ class ArenaResult:
             "unfinished_games": self.unfinished_games,
             "bots": [s.to_json(self.p2p) for s in self.stats],
         }
+        if self.interrupted:
+            data["interrupted"] = True  # Ctrl-C: the games played by then
         if self.p2p:
             data["p2p"] = True
             data["verdicts"] = len(self.verdict_games)
@@ -406,44 +410,48 @@ def run_arena(
     done = 0
     if progress:
         progress(0, games)
-    if cluster is not None:
+    interrupted = False
+    try:
+        if cluster is not None:
 
-        def finished_chunk(start: int, result: list[GameOutcome]) -> None:
-            nonlocal done
-            results[start] = result
-            done += len(result)
-            if progress:
-                progress(done, games)
+            def finished_chunk(start: int, result: list[GameOutcome]) -> None:
+                nonlocal done
+                results[start] = result
+                done += len(result)
+                if progress:
+                    progress(done, games)
 
-        try:
-            run_chunks(cluster, _play_chunk, config, chunks, finished_chunk)
-        except ClusterFailed as error:
-            raise ArenaFailed(str(error)) from None
-        except ClusterError as error:
-            raise ArenaError(str(error)) from None
-    elif jobs == 1 or len(chunks) <= 1:
-        for start, stop in chunks:
-            results[start] = _play_chunk(config, start, stop)
-            done += stop - start
-            if progress:
-                progress(done, games)
-    else:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=_context()) as pool:
-            pending: dict[Future[list[GameOutcome]], int] = {
-                pool.submit(_play_chunk, config, start, stop): start for start, stop in chunks
-            }
             try:
-                while pending:
-                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        start = pending.pop(future)
-                        results[start] = future.result()
-                        done += len(results[start])
-                        if progress:
-                            progress(done, games)
-            except BaseException:
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
+                run_chunks(cluster, _play_chunk, config, chunks, finished_chunk)
+            except ClusterFailed as error:
+                raise ArenaFailed(str(error)) from None
+            except ClusterError as error:
+                raise ArenaError(str(error)) from None
+        elif jobs == 1 or len(chunks) <= 1:
+            for start, stop in chunks:
+                results[start] = _play_chunk(config, start, stop)
+                done += stop - start
+                if progress:
+                    progress(done, games)
+        else:
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=_context()) as pool:
+                pending: dict[Future[list[GameOutcome]], int] = {
+                    pool.submit(_play_chunk, config, start, stop): start for start, stop in chunks
+                }
+                try:
+                    while pending:
+                        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                        for future in finished:
+                            start = pending.pop(future)
+                            results[start] = future.result()
+                            done += len(results[start])
+                            if progress:
+                                progress(done, games)
+                except BaseException:
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    raise
+    except (KeyboardInterrupt, LeaveTable):  # Ctrl-C: the games of the chunks done count
+        interrupted = True
     outcomes = [o for start in sorted(results) for o in results[start]]
     stats = tally(bots, outcomes)
     ratings = rate(bots, outcomes) if len(set(bots)) > 2 else None
@@ -459,6 +467,7 @@ def run_arena(
         ratings,
         [o.game for o in outcomes if o.unfinished],
         p2p,
+        interrupted,
     )
 
 

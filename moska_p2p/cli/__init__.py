@@ -1,7 +1,8 @@
 """The ``moska`` command line (typer). The outermost layer: it only calls inward.
 
 One module per group of commands, each command a plain function; this module puts them on
-one typer :data:`app`, in the order ``moska --help`` lists them (:data:`COMMANDS`):
+one typer :data:`app`, in the sections and order ``moska --help`` lists them
+(:data:`COMMANDS`):
 
 - :mod:`.local`: ``play`` (and ``play --watch``), ``presets``, ``rules``
 - :mod:`.arena`: ``arena``, ``replay-check``, ``ratings``
@@ -19,7 +20,8 @@ the global ``-v``/``-q``/``--version``.
 
 A command module imports at its top only what its options need (typer, the engine's preset
 names); everything else is imported when the command runs, so ``moska --help`` stays quick.
-To add a command: write it in its group's module and name it in :data:`COMMANDS`.
+To add a command: write it in its group's module and name it, with its section of the help,
+in :data:`COMMANDS`.
 """
 
 from __future__ import annotations
@@ -35,37 +37,68 @@ from .common import EXIT_INTERRUPTED, EXIT_USAGE, is_interrupt
 if TYPE_CHECKING:
     from typer.core import TyperGroup
 
-COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
-    ("play", local.play),
-    ("presets", local.presets),
-    ("arena", arena.arena),
-    ("replay-check", arena.replay_check),
-    ("ratings", arena.ratings),
-    ("replay", replay.replay),
-    ("export", replay.export),
-    ("rules", local.rules),
-    ("keygen", p2p.keygen),
-    ("trust", known.trust),
-    ("simulate", p2p.simulate),
-    ("verify", p2p.verify),
-    ("host", net.host),
-    ("join", net.join),
-    ("watch", watch.watch),
-    ("tables", net.tables),
-    ("relay", relay.relay),
-    ("config", config.config),
+PLAY, RECORDS, BOTS, SETUP = "Play", "Records", "Bots and rules", "Setup"
+"""The sections of ``moska --help``, in this order (as git and gh group theirs)."""
+
+COMMANDS: tuple[tuple[str, Callable[..., Any], str, str], ...] = (
+    ("play", local.play, PLAY, "Play at the terminal against bots (--watch: bots alone)."),
+    ("host", net.host, PLAY, "Open a table on the network and print its invite."),
+    ("join", net.join, PLAY, "Sit down at a table: its invite, HOST:PORT, or one on the LAN."),
+    ("watch", watch.watch, PLAY, "Watch a table live as a spectator."),
+    ("tables", net.tables, PLAY, "List the open tables on the LAN."),
+    ("replay", replay.replay, RECORDS, "Step through a game or a transcript in the table."),
+    ("verify", p2p.verify, RECORDS, "Check transcripts: signatures, proofs, moves, sessions."),
+    ("export", replay.export, RECORDS, "Write a game as a text record (docs/RECORD.md)."),
+    ("replay-check", arena.replay_check, RECORDS, "Check that saved arena games reproduce."),
+    ("rules", local.rules, BOTS, "The rules of a preset in brief."),
+    ("presets", local.presets, BOTS, "List the presets and their options."),
+    ("arena", arena.arena, BOTS, "Pit bots against each other: loss rates and ratings."),
+    ("ratings", arena.ratings, BOTS, "Print the leaderboard of a ratings file."),
+    ("simulate", p2p.simulate, BOTS, "Play a game between in-process peers (no sockets)."),
+    ("keygen", p2p.keygen, SETUP, "Create your identity key, or show the one you have."),
+    ("trust", known.trust, SETUP, "Accept a player's new key, or forget an old one."),
+    ("relay", relay.relay, SETUP, "Run a relay for peers that cannot reach each other."),
+    ("config", config.config, SETUP, "Show the config file in use and its defaults."),
 )
-"""Every command of ``moska``: its name and the function that runs it."""
+"""Every command of ``moska``: its name, the function that runs it, its section of the
+help and its line there."""
 
 HELP_NAMES = ["-h", "--help"]
+
+
+class _Sections(typer.core.TyperGroup):
+    """The command list of ``moska --help`` in sections (:data:`COMMANDS`' order), with
+    click's plain help: no boxes that squeeze an option's help into a narrow column, and no
+    markup that eats a ``[plot]`` in the text."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [name for name, *_ in COMMANDS if name in self.commands]
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        shown = [(name, self.commands[name]) for name in self.list_commands(ctx)]
+        shown = [(name, command) for name, command in shown if not command.hidden]
+        if not shown:
+            return
+        width = max(len(name) for name, _ in shown)
+        for section in dict.fromkeys(getattr(c, "rich_help_panel", None) for _, c in shown):
+            rows = [  # one line each, the names in one column across the sections
+                (name.ljust(width), command.get_short_help_str(formatter.width))
+                for name, command in shown
+                if getattr(command, "rich_help_panel", None) == section
+            ]
+            with formatter.section(section or "Commands"):
+                formatter.write_dl(rows)
+
 
 app = typer.Typer(
     help="Moska and its family of Finnish and Russian shedding card games, peer to peer.",
     no_args_is_help=True,
     context_settings={"help_option_names": HELP_NAMES},
+    cls=_Sections,
+    rich_markup_mode=None,
 )
-for _name, _command in COMMANDS:
-    app.command(_name)(_command)
+for _name, _command, _section, _line in COMMANDS:
+    app.command(_name, rich_help_panel=_section, short_help=_line)(_command)
 
 
 def _show_version(value: bool) -> None:
@@ -261,6 +294,18 @@ def _add_completions(root: TyperGroup) -> None:
                 param._custom_shell_complete = complete
 
 
+def _preset_in_any_case(ctx: Any, param: Any, value: Any) -> Any:
+    """A preset's name as typed in any case (``--preset Durak``), as moves are."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _presets_in_any_case(root: TyperGroup) -> None:
+    for command in root.commands.values():
+        for param in command.params:
+            if param.name == "preset" and param.callback is None:
+                param.callback = _preset_in_any_case
+
+
 def build_command() -> TyperGroup:
     """The click command tree of :data:`app`, with readable help and value completion."""
     from typer.core import TyperGroup
@@ -269,7 +314,35 @@ def build_command() -> TyperGroup:
     assert isinstance(command, TyperGroup)
     _readable_help(command)
     _add_completions(command)
+    _presets_in_any_case(command)
     return command
+
+
+def _run_command(command: TyperGroup, args: list[str], defaults: Any, loaded: Any) -> int:
+    """Run the command line; its exit code. A mistake in what was typed (an unknown
+    option, a value out of range, an extra argument) is one ``error:`` line and exit 2, as
+    every error the commands find themselves, not click's boxed usage."""
+    import sys
+
+    from typer import _click
+
+    from .common import usage_error_line
+
+    try:
+        code = command.main(args=args, default_map=defaults, obj=loaded, standalone_mode=False)
+    except _click.exceptions.NoArgsIsHelpError as error:  # moska alone: the help
+        error.show()
+        return error.exit_code
+    except _click.exceptions.UsageError as error:
+        print(usage_error_line(error), file=sys.stderr)
+        return error.exit_code
+    except _click.exceptions.ClickException as error:
+        print(f"error: {error.format_message()}", file=sys.stderr)
+        return error.exit_code
+    except typer.Abort:  # end of input at a question
+        print("error: aborted (end of input)", file=sys.stderr)
+        return 1
+    return code if isinstance(code, int) else 0
 
 
 def main() -> None:
@@ -295,7 +368,8 @@ def main() -> None:
         if loaded.color is False:
             os.environ.setdefault("NO_COLOR", "1")
         _warn_of_a_missing_accelerator()
-        command.main(args=sys.argv[1:], default_map=defaults, obj=loaded)
+        code = _run_command(command, sys.argv[1:], defaults, loaded)
+        raise SystemExit(code)
     except BaseException as error:
         if is_interrupt(error):  # a Ctrl-C, also one trio wrapped in an exception group
             raise SystemExit(EXIT_INTERRUPTED) from None

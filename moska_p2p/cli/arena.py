@@ -13,6 +13,7 @@ import typer
 
 from ..engine import PRESETS
 from .common import (
+    EXIT_INTERRUPTED,
     check_bots,
     check_file,
     check_folder,
@@ -139,6 +140,15 @@ def arena(
         code = EXIT_FAILED if isinstance(error, ArenaFailed) else EXIT_USAGE
         raise fail(str(error), code) from None
     seconds = time.perf_counter() - started
+    if result.interrupted and not result.games:
+        typer.echo("interrupted before a game was played", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if result.interrupted:
+        typer.echo(
+            f"interrupted after {result.games} of {games} games: the games played are"
+            " reported (and saved, rated, drawn as asked)",
+            err=True,
+        )
     if not json_to_stdout(json_file):  # with --json -, stdout holds the JSON alone
         typer.echo(format_table(result, seconds))
     if json_file is not None:
@@ -154,6 +164,8 @@ def arena(
             raise fail(str(error), 1) from None
         except OSError as error:
             raise fail(f"--plot {plot}: {error.strerror or error}", 1) from None
+    if result.interrupted:
+        raise typer.Exit(EXIT_INTERRUPTED)
 
 
 def _check_plot(path: Path) -> None:

@@ -5,7 +5,8 @@ preset options, the ``--bots`` list, and the checks made before any work starts 
 Exit codes (:data:`EXIT_OK` and the rest): 0 a game played to its end (or a command that
 did its work), 1 an attempt that failed (a game stopped by a verdict, a port in use, a
 refused connection), 2 a mistake in what was typed (found before work starts), 130 a game
-interrupted or abandoned (Ctrl-C, or a person who quits before the end).
+interrupted or abandoned (Ctrl-C, or a person who quits before the end); ``verify`` also
+exits 3 for an incomplete transcript and 4 for a file that is not one.
 
 There are two option parsers because the commands have always differed in how they treat a
 malformed ``--option``; they are kept apart, each named for what it does.
@@ -14,6 +15,7 @@ malformed ``--option``; they are kept apart, each named for what it does.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 from collections.abc import Iterable
@@ -26,8 +28,61 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 """A failure, a game stopped by a verdict among them."""
 EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+"""``verify``: a transcript whose writer stopped before the game's end (a crash or a cut),
+every frame in it checking."""
+EXIT_NOT_A_TRANSCRIPT = 4
+"""``verify``: a file that is no moska transcript at all."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C, or a game the person left before its end."""
+
+
+_VALIDATION_WORDS = (
+    (r"Input should be less than or equal to (\S+)", r"at most \1"),
+    (r"Input should be greater than or equal to (\S+)", r"at least \1"),
+    (r"Input should be less than (\S+)", r"less than \1"),
+    (r"Input should be greater than (\S+)", r"more than \1"),
+    (r"Input should be a valid integer.*", "not a whole number"),
+    (r"Input should be a valid number.*", "not a number"),
+    (r"Input should be a valid boolean.*", "not true or false"),
+    (r"Input should be a valid string.*", "not text"),
+)
+"""The validator's phrases (typer checks values with pydantic) and the project's words."""
+
+
+def plain_words(message: str) -> str:
+    """A value's error in the project's words (``at most 6``), not the validator's
+    (``Input should be less than or equal to 6``)."""
+    for pattern, words in _VALIDATION_WORDS:
+        message = re.sub(pattern, words, message)
+    return message
+
+
+def usage_error_line(error: Any, program: str = "moska") -> str:
+    """A mistake on the command line (click's usage error: an unknown option, a value out of
+    range, a missing or an extra argument) as the project writes every error: one ``error:``
+    line, the option and what it takes, and where the help is."""
+    context = getattr(error, "ctx", None)
+    command = context.command_path if context is not None else program
+    param = getattr(error, "param", None)
+    message = plain_words(error.format_message()).rstrip(".")
+    if param is not None:
+        if getattr(param, "param_type_name", "") == "option" and param.opts:
+            name = param.opts[0]
+        else:
+            name = str(param.metavar or param.name or "").upper()
+        low, high = getattr(param, "min", None), getattr(param, "max", None)
+        message = re.sub(r"^Invalid value for [^:]+: ", "", message)
+        if low is not None and high is not None and re.match("at (most|least) ", message):
+            message = f"takes {low:g} to {high:g}"
+        missing = type(error).__name__ == "MissingParameter"
+        message = f"{name} is missing" if missing else f"{name}: {message}"
+    extra = re.match(r"^Got unexpected extra argument(?:\(s\)|s)? \((.*)\)$", message)
+    if extra:
+        message = f"unexpected extra argument: {extra.group(1)}"
+    if message[1:2].islower():
+        message = message[:1].lower() + message[1:]
+    return f"error: {message} ({command} -h for help)"
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:

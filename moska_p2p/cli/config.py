@@ -37,6 +37,7 @@ from typer._click.exceptions import BadParameter
 from typer.core import TyperGroup, TyperOption
 
 from ..errors import ConfigError as ConfigError  # a config file that cannot be used
+from .common import plain_words
 
 CONFIG_ENV = "MOSKA_CONFIG"
 """The environment variable naming the config file to read instead of the default one."""
@@ -164,7 +165,7 @@ def _checked(
         param.process_value(context, value)
     except BadParameter as error:
         raise ConfigError(
-            f"{config.path}: {_line(config, table, key)}: {key}: {error.message}"
+            f"{config.path}: {_line(config, table, key)}: {key}: {plain_words(error.message)}"
         ) from None
     except (TypeError, ValueError) as error:
         raise ConfigError(f"{config.path}: {_line(config, table, key)}: {key}: {error}") from None

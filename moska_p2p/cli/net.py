@@ -7,11 +7,15 @@ that ``moska --help`` (and every other command) never imports them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import secrets
+import shutil
 import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +35,7 @@ if TYPE_CHECKING:
     from ..bots.api import Bot
     from ..crypto.identity import Identity
     from ..net.discovery import Found, FoundTable, Settings
+    from ..net.invite import Invite
     from ..net.node import Node, NodeOptions, Outcome
     from ..net.persist import SavedGame
     from ..ui.terminal import TerminalPlayer
@@ -68,6 +73,7 @@ def _person(auto_pass: float, plain: bool = False) -> TerminalPlayer:
 
 def _prepare(
     bot: str | None,
+    name: str | None,
     identity: Path | None,
     seed: int | None,
     verbose: bool,
@@ -78,8 +84,8 @@ def _prepare(
     """The identity and the seat's player: the bot named, or the person at the terminal.
 
     A person plays with the account's key (or ``--identity``); a bot seat with no
-    ``--identity`` gets a fresh key of its own, so several seats of one account can sit at
-    one table (a bot that should resume a game after a crash needs ``--identity``).
+    ``--identity`` plays with a key of its own (:func:`bot_identity`), so several seats of one
+    account can sit at one table and each comes back to its seat after a crash.
     Everything that can be refused is refused here, before any socket is opened."""
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
@@ -87,7 +93,7 @@ def _prepare(
         stream=sys.stderr,
     )
     from ..bots.loader import BotLoadError, load_bot
-    from ..crypto.identity import Identity, IdentityError, load_or_create
+    from ..crypto.identity import IdentityError
 
     if bot is not None:
         check_bots([bot])
@@ -95,9 +101,9 @@ def _prepare(
         check_file(transcript, "--transcript", make_parents=True)
     try:
         if bot is not None and identity is None:
-            ident = Identity.generate()  # in memory only: this seat's own key
+            ident = bot_identity(bot_seat_name(name, bot))
         else:
-            ident = load_or_create(identity)
+            ident = _account_identity(identity)
     except (IdentityError, OSError) as error:
         raise fail(f"identity: {error}") from None
     if bot is None:
@@ -107,6 +113,101 @@ def _prepare(
     except (BotLoadError, ValueError) as error:
         raise fail(str(error)) from None
     return ident, made
+
+
+BOT_SEATS_PER_NAME = 32
+"""Bot seats of one name that may run at once from one data folder (``greedy``,
+``greedy-2``, ...): each holds a key of its own."""
+
+_claimed: list[int] = []
+"""The lock files of the bot keys this process holds, open until it exits (the kernel
+lets go of them when it does, a kill included)."""
+
+_made_keys: list[Path] = []
+"""Bot keys this process made: taken back if no game was played with them."""
+_made_folders: list[Path] = []
+"""The folders made for them, deepest first (taken back with them when left empty)."""
+
+
+def bot_seat_name(name: str | None, bot: str) -> str:
+    """A bot seat's name at the table: ``--name``, else the bot's kind (``greedy``, the
+    file's stem of ``bots/mine.py:Bot``)."""
+    return name or Path(bot.split(":")[0]).stem or "player"
+
+
+def bot_key_folder() -> Path:
+    """Where bot seats keep their keys: beside the games folder, in the data directory
+    (``~/.local/share/moska-p2p/bots/``), so the same data folder means the same keys."""
+    from ..net.persist import data_dir
+
+    return data_dir().parent / "bots"
+
+
+def bot_identity(seat: str) -> Identity:
+    """The key of a bot seat named ``seat`` with no ``--identity``: the first of
+    ``NAME.pem``, ``NAME-2.pem``, ... that no running seat holds, made on first use.
+
+    A seat is the key the others know it by: a bot that ran with a key of the moment could
+    not come back after a crash (the host refuses a new key once the game has started).
+    Several seats of one name (two ``--bot greedy`` of one account at one table) each claim
+    a key of their own by a lock held for the life of the process; a killed seat's lock
+    goes with it, so the same command run again finds the key free and its saved game."""
+    from ..crypto.identity import IdentityError, check_key_directory, load_or_create
+
+    folder = bot_key_folder()
+    _made_folders[:] = [p for p in (folder, *folder.parents) if not p.exists()]
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    check_key_directory(folder)
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in seat).lstrip(".") or "bot"
+    for number in range(1, BOT_SEATS_PER_NAME + 1):
+        path = folder / (f"{stem}.pem" if number == 1 else f"{stem}-{number}.pem")
+        if not _claim(path.with_suffix(".lock")):
+            continue
+        made = not path.exists()
+        ident = load_or_create(path)
+        if made:
+            _made_keys.append(path)
+            typer.echo(
+                f"made a key for the bot seat {seat!r}: {path} ({ident.fingerprint}); the same"
+                " command finds it again, and with it this seat's saved game"
+            )
+        return ident
+    raise IdentityError(
+        f"{BOT_SEATS_PER_NAME} bot seats named {seat!r} run already from {folder}; give this"
+        " one another --name, or its own key with --identity FILE"
+    )
+
+
+def _claim(lock: Path) -> bool:
+    """Hold ``lock`` for the rest of this process; False if a running process holds it."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): one seat of a name at a time
+        return True
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    _claimed.append(fd)
+    return True
+
+
+def _account_identity(path: Path | None) -> Identity:
+    """The person's key (or ``--identity``'s), made on first use, and then said where:
+    it is who the player is at every table from now on."""
+    from ..crypto.identity import default_identity_path, load_or_create
+
+    target = path or default_identity_path()
+    made = not target.exists()
+    ident = load_or_create(target)
+    if made:
+        typer.echo(
+            f"made your key: {target} ({ident.fingerprint}); the others know you by it,"
+            " keep it (moska keygen shows it)"
+        )
+    return ident
 
 
 def _saved_game(transcript: Path | None, ident: Identity, resume: bool) -> SavedGame | None:
@@ -132,12 +233,26 @@ def _saved_game(transcript: Path | None, ident: Identity, resume: bool) -> Saved
         )
     if resume or saved.fresh():
         return saved
-    aside = saved.set_aside()
+    saved.discard()  # no seat to come back to: nothing left to resume (its secret stays)
     typer.echo(
-        f"the saved game in {path} is older than twice its timeout (the others have given up);"
-        f" moved it to {aside} and starting a new game"
+        f"the saved game of {saved.transcript} is older than twice its timeout (the others"
+        " have given up): starting a new game (that game's transcript stays, for moska"
+        " verify and moska replay)"
     )
     return None
+
+
+def _of_the_table(
+    saved: SavedGame, target: tuple[str, int] | None, invite: Invite | None
+) -> bool:
+    """Whether ``moska join`` names the table of its saved game (a seat comes back by the
+    same command): the invite's host is at that table, or the address's port is the one the
+    seat had joined; with no table named, the saved game's own host is the one."""
+    if invite is not None:
+        return any(entry.key == invite.host_key for entry in saved.roster)
+    if target is not None and saved.host_address is not None:
+        return target[1] == saved.host_address[1]
+    return True
 
 
 def _seat_files(
@@ -158,7 +273,7 @@ def _seat_files(
         return path, name
     if bot is None:
         return path, _user_name()
-    return path, Path(bot.split(":")[0]).stem or "player"
+    return path, bot_seat_name(None, bot)
 
 
 def _node_options(
@@ -195,6 +310,7 @@ def _node_options(
         player=player,
         transcript=path,
         error=_error_line,
+        echo=table_line,
         name=seat_name,
         bind=bind,
         lobby_wait=wait,
@@ -207,9 +323,66 @@ def _node_options(
     )
 
 
+_FLAG_HINTS = (
+    (
+        "the game has started",
+        "a seat of that game comes back only with the key it played with: run the very"
+        " command it ran (--identity FILE, if it named one; a --bot seat without one finds"
+        " its own again by its --name)",
+    ),
+)
+"""Refusals a flag can fix, and the words that name it (the node's reasons say what
+happened; only the command line knows its flags)."""
+
+
+INVITE_LINE = "invite (moska join INVITE): "
+"""How the node prints a table's invite (one line, for a script or a pipe to read)."""
+
+
+def table_line(text: str) -> None:
+    """A line of the node's, as it happens; on a terminal narrower than the invite's line,
+    the invite as a command to paste whole, in lines ending in ``\\`` (a shell joins
+    them; ``join`` takes the pieces), not one line the terminal breaks where a paste then
+    cuts the invite."""
+    if text.startswith(INVITE_LINE) and sys.stdout.isatty():
+        width = shutil.get_terminal_size().columns
+        if len(text) > width:
+            text = invite_lines(text.removeprefix(INVITE_LINE), width)
+    print(text, flush=True)
+
+
+def invite_lines(invite: str, width: int) -> str:
+    """``moska join INVITE`` in lines of at most ``width`` columns, each but the last
+    ending in `` \\``: pasted into a shell, one command."""
+    room = max(20, width - 8)
+    first = max(10, room - len("  moska join "))
+    pieces = [invite[:first]] + [invite[i : i + room] for i in range(first, len(invite), room)]
+    lines = [f"  moska join {pieces[0]}", *(f"    {piece}" for piece in pieces[1:])]
+    return "invite (paste these lines whole: one command):\n" + " \\\n".join(lines)
+
+
+def check_invite_length(text: str) -> None:
+    """Refuse an invite shorter than any (exit 2) with what happened: a paste cut at a line
+    break, the rest run as a command of its own."""
+    from ..net.invite import PREFIX, Invite
+    from ..net.relay_proto import ROOM_SIZE
+
+    shortest = len(str(Invite(bytes(32), bytes(ROOM_SIZE), (("h", 1),)))) - len(PREFIX)
+    code = "".join(text.split())[len(PREFIX) :]
+    if 0 < len(code) < shortest:
+        raise fail(
+            f"the invite is {len(code)} characters after 'moska:', shorter than any invite"
+            f" ({shortest} at least): it was cut, most likely at a line break when copied;"
+            " paste all of it (its pieces may be separated by spaces or line breaks ending"
+            " in \\)"
+        )
+
+
 def _error_line(text: str) -> None:
-    """A failure before the game (could not listen, could not join): ``error: ...``."""
-    typer.echo(f"error: {text}", err=True)
+    """A failure before the game (could not listen, could not join): ``error: ...``, with
+    the flag that fixes it where one does."""
+    hints = [hint for words, hint in _FLAG_HINTS if words in text and hint not in text]
+    typer.echo(f"error: {'; '.join([text, *hints])}", err=True)
 
 
 def echo_line(text: str) -> None:
@@ -276,9 +449,10 @@ def _matches(key: bytes, expect: bytes | str | None) -> bool:
 
 
 def _choose_table(wait: float, expect: bytes | str | None = None) -> FoundTable:
-    """The table ``moska join`` with no address sits down at: the only one found, or the one
-    the player picks from a numbered list; exit 2 when there is none. With ``expect`` only
-    the tables of that host key are considered."""
+    """The table ``moska join`` with no address sits down at: the only one found, once the
+    player says so (:func:`join_the_only_table`), or the one the player picks from a
+    numbered list; exit 2 when there is none. With ``expect`` only the tables of that host
+    key are considered (and the one found is joined without a question)."""
     from ..net.discovery import pick_table
 
     typer.echo(f"looking for tables on the LAN for {wait:g} s...")
@@ -298,6 +472,12 @@ def _choose_table(wait: float, expect: bytes | str | None = None) -> FoundTable:
         )
     if len(found) == 1:
         typer.echo(f"found one table: {found[0].describe()}")
+        if not join_the_only_table(expect is not None, sys.stdin.isatty(), input):
+            raise fail(
+                "not joined: a table found on the LAN may be a stranger's; join it by its"
+                " address (moska join HOST:PORT, as its host printed it), or pin its host"
+                " with --expect FINGERPRINT, or answer y when asked on a terminal"
+            )
         return found[0]
     typer.echo(f"found {len(found)} tables:")
     _list_tables(found)
@@ -307,10 +487,41 @@ def _choose_table(wait: float, expect: bytes | str | None = None) -> FoundTable:
     return chosen
 
 
+def join_the_only_table(pinned: bool, interactive: bool, ask: Callable[[str], str]) -> bool:
+    """Whether ``moska join`` with no address sits down at the one table it found: on a
+    shared LAN that may be a stranger's, so only when ``--expect`` pinned its host, or the
+    person says yes to the table shown (on a terminal; a script names the table)."""
+    if pinned:
+        return True
+    if not interactive:
+        return False
+    try:
+        answer = ask("join it? [y/N] ")
+    except (EOFError, KeyboardInterrupt):
+        return False
+    return answer.strip().lower() in ("y", "yes", "k", "kyllä")
+
+
 def _close_bot(made: Bot) -> None:
     close = getattr(made, "close", None)
     if callable(close):
         close()
+
+
+def _forget_unused_keys(transcript: Path) -> None:
+    """Take back the bot keys this run made when it wrote no transcript (it never sat at a
+    game: a port in use, a refusal): a command that failed leaves nothing behind, and a key
+    nobody has seen is no seat to come back to."""
+    if transcript.exists() or any(transcript.parent.glob(f"{glob_escape(transcript.stem)}-g*")):
+        return
+    for key in _made_keys:
+        key.unlink(missing_ok=True)
+        key.with_suffix(".lock").unlink(missing_ok=True)
+    if _made_keys:
+        for folder in _made_folders:
+            with contextlib.suppress(OSError):  # not empty: something else lives there now
+                folder.rmdir()
+    _made_keys.clear()
 
 
 def _run(
@@ -318,6 +529,7 @@ def _run(
     made: Bot,
     saved: SavedGame | None,
     start: Callable[[Node], Awaitable[Outcome]],
+    transcript: Path,
 ) -> int:
     """Run one peer to its end; the exit code (:mod:`.common`'s: 0 the game played to its
     end, 1 a failure or a game stopped by a verdict, 130 interrupted or left). The node
@@ -341,6 +553,7 @@ def _run(
         return EXIT_INTERRUPTED
     finally:
         _close_bot(made)
+        _forget_unused_keys(transcript)
     return outcome.code
 
 
@@ -364,8 +577,9 @@ def host(
     ),
     identity: Path | None = typer.Option(
         None,
-        help="Your key file (default: the one in your config directory; a --bot seat gets a"
-        " fresh key of its own, so one account can fill several seats).",
+        help="Your key file (default: the one in your config directory; a --bot seat has a"
+        " key of its own per --name in the data folder, so one account fills several seats"
+        " and each comes back to its seat after a crash).",
     ),
     bot: str | None = typer.Option(
         None,
@@ -449,7 +663,7 @@ def host(
 
     if announce:
         _discovery_settings()  # a bad MOSKA_DISCOVERY is an error before anything starts
-    ident, made = _prepare(bot, identity, seed, verbose, auto_pass, transcript, plain)
+    ident, made = _prepare(bot, name, identity, seed, verbose, auto_pass, transcript, plain)
     if timeout is None:
         timeout = BOT_TIMEOUT if bot is not None else PERSON_TIMEOUT
     try:
@@ -485,22 +699,25 @@ def host(
         relay_for_others=relay_port if relay_for_others else None,
         spectators=0 if no_spectators else spectators,
     )
-    raise typer.Exit(_run(Node(options), made, saved, lambda node: node.host(config, port)))
+    host_table = partial(Node.host, config=config, port=port)
+    raise typer.Exit(_run(Node(options), made, saved, host_table, options.transcript))
 
 
 def join(
-    address: str | None = typer.Argument(
+    address: list[str] | None = typer.Argument(
         None,
-        help="The table's invite (moska:...) or HOST:PORT, as its host printed them; without"
-        " it, look for tables on the LAN and join the one found (or choose among several).",
+        help="The table's invite (moska:..., whole or in pieces: spaces and line breaks in it"
+        " do not matter) or HOST:PORT, as its host printed them; without it, look for tables"
+        " on the LAN and join the one found (or choose among several).",
     ),
     name: str | None = typer.Option(
         None, help="Your name at the table (default: your login name, or the bot's)."
     ),
     identity: Path | None = typer.Option(
         None,
-        help="Your key file (default: the one in your config directory; a --bot seat gets a"
-        " fresh key of its own, so one account can fill several seats).",
+        help="Your key file (default: the one in your config directory; a --bot seat has a"
+        " key of its own per --name in the data folder, so one account fills several seats"
+        " and each comes back to its seat after a crash).",
     ),
     bot: str | None = typer.Option(
         None,
@@ -553,19 +770,30 @@ def join(
     from ..net.invite import looks_like_invite
     from .relay import parse_invite_or_exit
 
+    pieces = [piece for piece in address or [] if piece.strip()]
+    if len(pieces) > 1 and not looks_like_invite(pieces[0]):
+        raise fail(f"unexpected extra argument: {' '.join(pieces[1:])} (moska join -h for help)")
+    text = " ".join(pieces) if pieces else None
     invite = None
-    if address is not None and looks_like_invite(address):
-        invite = parse_invite_or_exit(address)
+    if text is not None and looks_like_invite(text):
+        check_invite_length(text)
+        invite = parse_invite_or_exit(text)
         if expect is not None:
             raise fail("an invite already pins the host's key: leave out --expect")
     elif not listen:
         raise fail("--no-listen needs an invite with a relay (moska join moska:...)")
-    target = _parse_address(address) if address is not None and invite is None else None
+    target = _parse_address(text) if text is not None and invite is None else None
     expected = _parse_expect(expect)
-    ident, made = _prepare(bot, identity, seed, verbose, auto_pass, transcript, plain)
+    ident, made = _prepare(bot, name, identity, seed, verbose, auto_pass, transcript, plain)
     from ..net.node import Node
 
     saved = _saved_game(transcript, ident, resume)
+    if saved is not None and not resume and not _of_the_table(saved, target, invite):
+        typer.echo(
+            f"the saved game of {saved.transcript} is of another table than this command"
+            " names: not resuming it (the command that played it resumes it)"
+        )
+        saved = None
     if target is None and saved is None and invite is None:  # a saved game knows its host
         try:
             table = _choose_table(look, expected)
@@ -596,7 +824,7 @@ def join(
         assert target is not None
         return await node.join(*target, expect=expected)
 
-    raise typer.Exit(_run(Node(options), made, saved, start))
+    raise typer.Exit(_run(Node(options), made, saved, start, options.transcript))
 
 
 def tables(

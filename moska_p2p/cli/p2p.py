@@ -19,6 +19,8 @@ import typer
 from ..engine import PRESETS, Move, View
 from .common import (
     EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_NOT_A_TRANSCRIPT,
     check_bots,
     check_folder,
     check_json,
@@ -227,11 +229,22 @@ def verify(
     """Check transcripts: every signature, every shuffle proof, every key, every move; and,
     given a folder or a session file, the sessions of games among them (RULES M24): the chain
     of games, every player's signed session result (the *-session.moska files), and the
-    session's results table."""
+    session's results table.
+
+    Exit 0 when everything checks; 1 when a file is INVALID (a frame that does not check: a
+    forgery, a cheat, records that disagree); else 4 when a file is not a moska transcript,
+    3 when one is incomplete (its writer stopped before the game's end: a crash or a cut)."""
     from ..protocol.tally import is_session_file
-    from ..protocol.transcript import Report, verify_transcript
+    from ..protocol.transcript import (
+        INCOMPLETE,
+        INVALID,
+        NOT_A_TRANSCRIPT,
+        Report,
+        verify_transcript,
+    )
 
     invalid = False
+    statuses: set[str] = set()
     paths = _transcripts(files)
     session_files = [p for p in paths if is_session_file(p)]
     checked: list[tuple[Path, Report]] = []
@@ -240,11 +253,13 @@ def verify(
             continue
         report = verify_transcript(file)
         checked.append((file, report))
-        invalid |= not report.valid
+        statuses.add(report.status)
+        invalid |= report.status == INVALID
         if as_json:
             data = report.to_json()
-            keys = ("valid", "game_id", "final_state_hash", "losers", "fault", "verdict")
+            keys = ("valid", "status", "game_id", "final_state_hash", "losers", "fault", "verdict")
             data["lost_contact"] = report.lost_contact  # seats named, never losers (§15.4)
+            data["status"] = report.status  # valid, invalid, incomplete, not-a-transcript
             # seats the owner reached through a relay when it stopped (§7.11, §23)
             typer.echo(json.dumps({k: data[k] for k in (*keys, "lost_contact", "relayed")}))
         elif report.valid and report.verdict is not None:
@@ -262,13 +277,22 @@ def verify(
                 f"valid: {file.name}: game {report.game_id}, {report.moves} moves,"
                 f" {report.frames} frames; lost: {losers}; final state {report.final_state_hash}"
             )
+        elif report.status == INCOMPLETE:
+            fault = (report.fault or "").removeprefix(f"{INCOMPLETE}: ")
+            typer.echo(f"incomplete: {file.name}: {fault}", err=True)
+        elif report.status == NOT_A_TRANSCRIPT:
+            typer.echo(f"{file.name}: {report.fault}", err=True)
         else:
             typer.echo(f"INVALID: {file.name}: {report.fault}", err=True)
     if session_files or any(path.is_dir() for path in files):  # one game's file: that game
         invalid |= not _verify_sessions(checked, session_files, as_json)
     invalid |= not _compare_records(checked, as_json)
     if invalid:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
+    if NOT_A_TRANSCRIPT in statuses:
+        raise typer.Exit(EXIT_NOT_A_TRANSCRIPT)
+    if INCOMPLETE in statuses:
+        raise typer.Exit(EXIT_INCOMPLETE)
 
 
 def _verify_sessions(
@@ -389,7 +413,7 @@ def _transcripts(paths: list[Path]) -> list[Path]:
                 raise fail(f"no transcripts (*.moska) in the folder {path}")
             found += inside
         elif not path.exists():
-            raise fail(f"no file {path}")
+            raise fail(f"nothing at {path}: no such file or folder")
         elif file_kind(path) == "json":
             raise fail(
                 f"{path} is a saved arena game, not a peer transcript: check it with"

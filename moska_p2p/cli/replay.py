@@ -47,7 +47,7 @@ def replay(
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     read = input if plain and interactive else None
     try:
-        game = load_replay(file, unverified=unverified)
+        game = load_replay(file, unverified=unverified, secrets=own_secrets(file), incomplete=True)
         run_replay(
             game,
             seat=seat,
@@ -61,6 +61,21 @@ def replay(
         raise fail(str(error), EXIT_FAILED) from None
     except ReplayError as error:
         raise fail(str(error)) from None
+
+
+def own_secrets(transcript: Path) -> list[bytes]:
+    """The per-game secrets its writer's node keeps beside a transcript (``.secret`` once
+    the game is over, ``.resume`` while it could be resumed): with the right one the replay
+    opens the writer's own cards. Nothing for anyone else's copy, or an unreadable file."""
+    from ..net.persist import SaveError, load_secret, resume_path, secret_path
+
+    found = []
+    for path in (secret_path(transcript), resume_path(transcript)):
+        try:
+            found.append(load_secret(path))
+        except SaveError:
+            continue
+    return found
 
 
 def export(
@@ -89,8 +104,12 @@ def export(
 
     try:
         text = record_text(load_replay(file))
-    except NotVerified as error:
-        raise fail(str(error), EXIT_FAILED) from None
+    except NotVerified as error:  # export has no --unverified: a record is of a verified game
+        raise fail(
+            f"{error.path}: {error.fault}; moska verify rejects this transcript, so it is not"
+            f" exported (moska replay --unverified {error.path} shows it, marked)",
+            EXIT_FAILED,
+        ) from None
     except RecordError as error:
         raise fail(f"{file}: {error}", EXIT_FAILED) from None
     except ReplayError as error:

@@ -185,6 +185,9 @@ class SavedGame:
         write_private(self.state_path, data)
 
     def discard(self) -> None:
+        """Nothing is left to resume; the game's secret stays beside the transcript
+        (:func:`keep_secret`), for its owner's replay alone."""
+        keep_secret(self.transcript, self.secret)
         with contextlib.suppress(FileNotFoundError):
             self.state_path.unlink()
 
@@ -193,6 +196,40 @@ class SavedGame:
         target = self.state_path.with_name(self.state_path.name + ".stale")
         os.replace(self.state_path, target)
         return target
+
+
+SECRET_SUFFIX = ".secret"
+SECRET_VERSION = 1
+
+
+def secret_path(transcript: Path) -> Path:
+    return transcript.with_name(transcript.name + SECRET_SUFFIX)
+
+
+def keep_secret(transcript: Path, secret: bytes) -> None:
+    """Keep a game's per-game secret beside its transcript once nothing is left to resume
+    (``GAME.moska.secret``, mode 0600): every one of this peer's keys derives from it, so its
+    own ``moska replay`` opens the cards it was dealt, which the transcript, made for anyone
+    to check, never opens. It gives nothing to sign with (that is the identity's key)."""
+    with contextlib.suppress(OSError):  # a replay without the owner's cards, no worse
+        write_private(secret_path(transcript), pack({"moska-secret": SECRET_VERSION,
+                                                     "secret": secret}))  # fmt: skip
+
+
+def load_secret(path: Path) -> bytes:
+    """The per-game secret of a ``.secret`` (:func:`keep_secret`) or a ``.resume`` file."""
+    if path.name.endswith(RESUME_SUFFIX):
+        return load_saved(path).secret
+    try:
+        data = unpack(path.read_bytes())
+    except (OSError, FrameError) as error:
+        raise SaveError(f"{path}: {error}") from None
+    if not isinstance(data, dict) or data.get("moska-secret") != SECRET_VERSION:
+        raise SaveError(f"{path}: not a game's secret")
+    secret = data.get("secret")
+    if not isinstance(secret, bytes) or len(secret) != 32:
+        raise SaveError(f"{path}: not a game's secret")
+    return secret
 
 
 def load_saved(path: Path) -> SavedGame:

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgpack
+
 from ..crypto.identity import fingerprint_of, verify
 from . import messages as m
 from . import verdict as v
@@ -33,7 +35,27 @@ MAGIC = "moska-transcript"
 
 
 class TranscriptError(ValueError):
-    """A file that is not a transcript."""
+    """A file that cannot be read as a transcript."""
+
+
+class NotATranscript(TranscriptError):
+    """A file that does not begin with a transcript's header: not a moska transcript at all."""
+
+
+class CutTranscript(TranscriptError):
+    """A transcript whose last record is cut short: its writer stopped in the middle of a
+    write (a crash, a full disk, a copy cut short). ``frames``: the whole frames before it."""
+
+    def __init__(self, message: str, frames: int) -> None:
+        super().__init__(message)
+        self.frames = frames
+
+
+VALID, INVALID, INCOMPLETE, NOT_A_TRANSCRIPT = "valid", "invalid", "incomplete", "not-a-transcript"
+"""What ``verify`` finds a file to be (:attr:`Report.status`): a record that checks; one
+with a fault a writer's crash cannot make (a forgery, a cheat's frame, a bug); an honest
+prefix that stops before the game's end (a crash or a cut: every frame in it checks); and a
+file that is no transcript at all."""
 
 
 def write_transcript(
@@ -46,18 +68,33 @@ def write_transcript(
             out.write(frame)
 
 
-def read_transcript(path: Path) -> tuple[bytes, TableConfig, list[bytes], list[bytes]]:
-    """(owner, config, roster, frames) of a transcript file."""
+def read_transcript(
+    path: Path, *, cut_off: bool = False
+) -> tuple[bytes, TableConfig, list[bytes], list[bytes]]:
+    """(owner, config, roster, frames) of a transcript file; ``cut_off``: a last record cut
+    short (:class:`CutTranscript`) is left out rather than refused.
+
+    :class:`NotATranscript` for a file that does not begin with a transcript's mark (the
+    header's first key), :class:`CutTranscript` for one whose last record stops inside its
+    frame (the writer stopped mid-write), :class:`TranscriptError` for any other damage."""
     data = path.read_bytes()
+    if MAGIC.encode() not in data[:64]:
+        raise NotATranscript("not a moska transcript (it does not begin with a header)")
     records: list[bytes] = []
     at = 0
     while at < len(data):
-        if at + 4 > len(data):
-            raise TranscriptError(f"truncated at byte {at}")
-        (length,) = struct.unpack(">I", data[at : at + 4])
-        end = at + 4 + length
-        if length > MAX_FRAME or end > len(data):
-            raise TranscriptError(f"a record at byte {at} runs past the end of the file")
+        cut = at + 4 > len(data)
+        if not cut:
+            (length,) = struct.unpack(">I", data[at : at + 4])
+            end = at + 4 + length
+            if length > MAX_FRAME or end > len(data):
+                cut = records != [] and _stops_inside_a_frame(data[at + 4 :])
+                if not cut:
+                    raise TranscriptError(f"a record at byte {at} runs past the end of the file")
+        if cut and cut_off:
+            break
+        if cut:
+            raise CutTranscript(f"the last record, at byte {at}, is cut short", len(records) - 1)
         records.append(data[at:end])
         at = end
     if not records:
@@ -78,6 +115,27 @@ def read_transcript(path: Path) -> tuple[bytes, TableConfig, list[bytes], list[b
     except ConfigError as error:
         raise TranscriptError(f"bad table settings in the header: {error}") from None
     return owner, config, list(roster), records[1:]
+
+
+def _stops_inside_a_frame(rest: bytes) -> bool:
+    """Whether ``rest``, what follows a record's length to the end of the file, is the
+    beginning of a frame that stops (a frame is one msgpack array: a write cut short leaves
+    it unfinished), not a whole frame behind a damaged length."""
+    reader = msgpack.Unpacker(max_buffer_size=MAX_FRAME)
+    reader.feed(rest[:MAX_FRAME])  # a whole frame is no longer
+    try:
+        reader.unpack()
+    except msgpack.OutOfData:
+        return True
+    except (ValueError, msgpack.UnpackException):
+        return False
+    return False
+
+
+def stopped_words(frames: int) -> str:
+    """Where an incomplete transcript's writer stopped, ``frames`` whole frames in."""
+    where = f"after frame {frames - 1}" if frames > 0 else "after its header"
+    return f"incomplete: the writer stopped {where} (a crash or a cut)"
 
 
 @dataclass
@@ -105,6 +163,17 @@ class Report:
     culprits: tuple[bytes, ...] = ()  # and the public keys it names
     conviction: bool = False  # whether it convicts them (False: its owner lost contact)
     relayed: tuple[bytes, ...] = ()  # the owner's verdict: peers it reached through a relay
+    incomplete: bool = False  # an honest prefix: every frame checks, the writer stopped early
+    not_transcript: bool = False  # no transcript at all
+
+    @property
+    def status(self) -> str:
+        """:data:`VALID`, :data:`INVALID`, :data:`INCOMPLETE` or :data:`NOT_A_TRANSCRIPT`."""
+        if self.valid:
+            return VALID
+        if self.not_transcript:
+            return NOT_A_TRANSCRIPT
+        return INCOMPLETE if self.incomplete else INVALID
 
     @property
     def relayed_seats(self) -> list[int]:
@@ -141,8 +210,33 @@ def verify_transcript(path: Path) -> Report:
     try:
         owner, config, roster, frames = read_transcript(path)
         observer = PeerSession(None, config, roster)
+    except NotATranscript as error:
+        return Report(False, None, None, [], str(error), 0, 0, "", not_transcript=True)
+    except CutTranscript as error:
+        # the whole frames before the cut are checked as any file's (a fault among them
+        # is the fault); nothing after the cut is there to check
+        report = verify_frames(*read_transcript(path, cut_off=True))
+        if report.fault is None:  # the whole frames check: the cut is all that is wrong
+            report.valid, report.fault, report.incomplete = False, stopped_words(error.frames), True
+        return report
     except (TranscriptError, ValueError) as error:
         return Report(False, None, None, [], str(error), 0, 0, "")
+    return verify_frames(owner, config, roster, frames, observer)
+
+
+def verify_frames(
+    owner: bytes,
+    config: TableConfig,
+    roster: list[bytes],
+    frames: list[bytes],
+    observer: PeerSession | None = None,
+) -> Report:
+    """Replay a transcript's frames (see :func:`verify_transcript`)."""
+    if observer is None:
+        try:
+            observer = PeerSession(None, config, roster)
+        except ValueError as error:
+            return Report(False, None, None, [], str(error), 0, 0, "")
     fault: str | None = None
     owner_result_at = -1
     stopped: v.Verdict | None = None
@@ -200,14 +294,18 @@ def verify_transcript(path: Path) -> Report:
         # culprit signs no verdict against itself (§15.2).
         owner_left = stopped.kind == v.LEFT and stopped.keys == (owner,)
         owner_named = stopped.kind == v.TIMEOUT and owner in stopped.keys
-        if (
+        cut = (
             fault is None
             and stopped_at == len(frames) - 1
             and not _is_owner_verdict(frames[-1], owner)
             and not owner_left
             and not owner_named
-        ):
-            fault = f"frame {stopped_at}: {stopped.describe()} (the owner's verdict is missing)"
+        )
+        if cut:  # the writer stopped before it could sign its verdict
+            fault = (
+                f"{stopped_words(len(frames))}: frame {stopped_at}: {stopped.describe()} (the"
+                " owner's verdict is missing)"
+            )
         return Report(
             fault is None,
             observer.game_id.hex() if observer.game_id else None,
@@ -222,11 +320,17 @@ def verify_transcript(path: Path) -> Report:
             culprits=stopped.keys,
             conviction=stopped.conviction,
             relayed=_owner_relayed(frames, owner),
+            incomplete=cut,
             **place,
         )
+    incomplete = False
     if fault is None and observer.stage != DONE:
         waiting = ", ".join(fingerprint_of(k) for k in observer.waiting_on())
-        fault = f"the transcript ends before the game does (waiting for {waiting or 'nobody'})"
+        fault = (
+            f"{stopped_words(len(frames))}: the transcript ends before the game does (waiting"
+            f" for {waiting or 'nobody'})"
+        )
+        incomplete = True
     if fault is None and owner_result_at < 0:
         fault = "the owner's signed result is missing"
     if fault is None and owner_result_at != len(frames) - 1 and owner_result_at >= 0:
@@ -247,6 +351,7 @@ def verify_transcript(path: Path) -> Report:
         len(frames),
         len(observer.moves),
         fingerprint_of(owner),
+        incomplete=incomplete,
         **place,
     )
 

@@ -13,7 +13,8 @@ first (``[Name "value"]``), then the moves in the rules' notation (RULES C6, the
 
 An arena record knows every card, so its text carries the whole ``Deck`` and replays with
 every hand open. A transcript shows only what was public: its text carries no deck but the
-faces as they became public (``{faces 14=7H}`` lines, and ``{lowest trump at 3}`` for D3),
+faces as they became public (``{public: 7H at deck position 14}`` lines, and ``{lowest trump
+at deck position 3}`` for D3),
 so it replays to the same public states. It has no signatures, so it is an *unverified
 copy*: its replay says so on every screen, and only the original transcript can be verified.
 """
@@ -36,8 +37,12 @@ COPY_WARNING = "UNVERIFIED TEXT COPY (no signatures) of {source}"
 
 _HEADER = re.compile(r'\[([A-Za-z][A-Za-z0-9]*) "((?:[^"\\]|\\.)*)"\]')
 _MOVE = re.compile(r"(\d+)\. seat (\d+): (\S.*)")
-_FACES = re.compile(r"\{faces( \d+=\S+)+\}")
-_LOWEST = re.compile(r"\{lowest trump (?:at (\d+)|none)\}")
+_AT = r"\S+ at deck position \d+"
+_FACES = re.compile(rf"\{{(?:faces( \d+=\S+)+|public: {_AT}(, {_AT})*)\}}")
+"""A line of faces that became public: ``{public: 7H at deck position 14, ...}`` (and
+``{faces 14=7H ...}``, the terser form records were first written with, still read)."""
+_PUBLIC_ITEM = re.compile(r"(\S+) at deck position (\d+)")
+_LOWEST = re.compile(r"\{lowest trump (?:at (?:deck position )?(\d+)|none)\}")
 _ORDER = ("Format", "Preset", "Players", "Options", "Dealer", "FirstGame", "Date", "Source")
 
 
@@ -105,7 +110,7 @@ def record_text(replay: Replay) -> str:
     else:
         faces = _faces_line(_hidden_like(first), first)
         if faces:
-            headers["Faces"] = faces[len("{faces ") : -1]
+            headers["Faces"] = faces[len("{public: ") : -1]
         headers["Verified"] = (
             "no: a text copy without the signatures (its transcript verified when exported)"
         )
@@ -128,13 +133,11 @@ def _full_moves(replay: Replay) -> Iterator[str]:
 
 
 def _faces_line(game: Game, target: Game) -> str:
-    """The faces ``target`` knows that ``game`` does not yet, as a ``{faces}`` line."""
-    new = [
-        (pos, card)
-        for pos, card in enumerate(target.face)
-        if card >= 0 and game.face[pos] < 0
-    ]
-    return "{faces " + " ".join(f"{p}={CARD_TEXT[c]}" for p, c in new) + "}" if new else ""
+    """The faces ``target`` knows that ``game`` does not yet, as a ``{public: ...}`` line:
+    each card and its deck position (0 the top of the deck as dealt, RULES C4)."""
+    new = [(pos, card) for pos, card in enumerate(target.face) if card >= 0 and game.face[pos] < 0]
+    items = ", ".join(f"{CARD_TEXT[c]} at deck position {p}" for p, c in new)
+    return "{public: " + items + "}" if new else ""
 
 
 def _public_moves(replay: Replay) -> Iterator[str]:
@@ -154,7 +157,8 @@ def _public_moves(replay: Replay) -> Iterator[str]:
             _apply_faces(game, line, 0)
         if game.awaiting_lowest_trump:
             choice = _find_lowest_trump(game, seat, text, target)
-            yield "{lowest trump none}" if choice is None else f"{{lowest trump at {choice}}}"
+            at = "none" if choice is None else f"at deck position {choice}"
+            yield f"{{lowest trump {at}}}"
             game.declare_lowest_trump(choice)
         game.play(text, seat=seat)
         yield f"{number}. seat {seat}: {text}"
@@ -195,15 +199,24 @@ def _hidden_like(game: Game) -> Game:
 
 
 def _apply_faces(game: Game, line: str, number: int) -> None:
-    """Reveal the faces of a ``{faces P=CARD ...}`` line, those the game waits for first
-    (a card turned may ask for the next one, MM2), as the observer learnt them."""
+    """Reveal the faces of a ``{public: CARD at deck position P, ...}`` line (or of the
+    older ``{faces P=CARD ...}``), those the game waits for first (a card turned may ask
+    for the next one, MM2), as the observer learnt them."""
     pending: dict[int, int] = {}
-    for item in line[len("{faces ") : -1].split():
+    if line.startswith("{public: "):
+        items = [
+            f"{m.group(2)}={m.group(1)}" for m in _PUBLIC_ITEM.finditer(line[len("{public: ") :])
+        ]
+    else:
+        items = line[len("{faces ") : -1].split()
+    for item in items:
         pos_text, _, card_text = item.partition("=")
         try:
             pending[int(pos_text)] = parse_card(card_text)
         except ValueError as error:
-            raise RecordError(f"line {number}: {item!r} is not POSITION=CARD: {error}") from None
+            raise RecordError(
+                f"line {number}: {item!r} is not a card and its deck position: {error}"
+            ) from None
     try:
         while pending:
             waited = [p for p in game.awaiting if p in pending]
@@ -211,6 +224,11 @@ def _apply_faces(game: Game, line: str, number: int) -> None:
             game.reveal(pos, pending.pop(pos))
     except ValueError as error:
         raise RecordError(f"line {number}: {error}") from None
+
+
+def _faces_of_header(value: str) -> str:
+    """The ``Faces`` header as a line of faces (either form)."""
+    return ("{public: " if " at deck position " in value else "{faces ") + value + "}"
 
 
 def parse_record(text: str) -> TextRecord:
@@ -237,7 +255,7 @@ def parse_record(text: str) -> TextRecord:
     names = [headers.get(f"Seat{s}", f"seat {s}") for s in range(players)]
     full = "Deck" in headers
     if not full and headers.get("Faces"):
-        _apply_faces(game, "{faces " + headers["Faces"] + "}", 0)  # known at the deal
+        _apply_faces(game, _faces_of_header(headers["Faces"]), 0)  # known at the deal
     states = [game.copy()]
     moves: list[tuple[int, str]] = []
     for number, line in body:
@@ -270,7 +288,7 @@ def parse_record(text: str) -> TextRecord:
     declared = headers.get("Moves", "")
     if not declared.isdigit() or int(declared) != len(moves):
         raise RecordError(
-            f"the record has {len(moves)} moves but its header says [Moves \"{declared}\"]:"
+            f'the record has {len(moves)} moves but its header says [Moves "{declared}"]:'
             " it is cut short or edited"
         )
     losers = [int(s) for s in headers.get("Losers", "").split() if s.isdigit()]

@@ -22,6 +22,7 @@ from typing import Protocol, TextIO
 from ..cards import CARD_TEXT, SUIT_SYMBOLS, SUITS, parse_card
 from ..engine import View
 from ..i18n import N_, _, ngettext
+from .movewords import in_words
 
 RESET = "\x1b[0m"
 RED = "31"
@@ -275,9 +276,10 @@ def sort_hand(cards: Sequence[str], trump: str | None) -> list[str]:
 
 
 def move_text(text: str, style: Style) -> str:
-    """A move's canonical text with the cards drawn as on the table (``kill 3♥ 7♥``)."""
+    """A move's canonical text with the cards drawn as on the table (``kill 3♥ 7♥``), its
+    kind in the table's language."""
     words = []
-    for word in text.split():
+    for word in in_words(text).split():
         try:
             parse_card(word)
         except ValueError:
@@ -288,7 +290,7 @@ def move_text(text: str, style: Style) -> str:
 
 
 def _add_move(line: _Line, text: str, style: Style, trump: str | None) -> None:
-    for index, word in enumerate(text.split()):
+    for index, word in enumerate(in_words(text).split()):
         if index:
             line.add(" ")
         try:

@@ -14,13 +14,17 @@ a warning naming that fault on every screen. A text record (``moska export``,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..engine import Game, new_game
 from .render import Style, color_wanted, move_text, render_table, strip_ansi, symbols_wanted
 from .replay_model import Replay
+
+if TYPE_CHECKING:
+    from ..protocol.deck_phase import DeckPhase
+    from ..protocol.session import PeerSession
 
 CLEAR = "\x1b[H\x1b[2J"
 
@@ -30,12 +34,25 @@ class ReplayError(ValueError):
 
 
 class NotVerified(ReplayError):
-    """A transcript ``moska verify`` rejects: its fault, the same text verify prints."""
+    """A transcript ``moska verify`` rejects: its fault, the same text verify prints
+    (:attr:`fault`; :attr:`path`, the file)."""
+
+    def __init__(self, message: str, path: Path, fault: str) -> None:
+        super().__init__(message)
+        self.path, self.fault = path, fault
 
 
-def load_replay(path: Path, *, unverified: bool = False) -> Replay:
+def load_replay(
+    path: Path,
+    *,
+    unverified: bool = False,
+    secrets: Sequence[bytes] = (),
+    incomplete: bool = False,
+) -> Replay:
     """Read an arena saved game (JSON), a text record (``moska export``) or a peer
-    transcript (anything else; refused unless it verifies, see the module docstring)."""
+    transcript (anything else; refused unless it verifies, see the module docstring);
+    ``secrets``: the per-game secrets found beside a transcript (:class:`OwnCards`);
+    ``incomplete``: show a transcript whose writer stopped early, marked."""
     try:
         data = path.read_bytes()
     except OSError as error:
@@ -75,7 +92,9 @@ def load_replay(path: Path, *, unverified: bool = False) -> Replay:
             raise ReplayError(f"{path} is not a text record: it is not UTF-8 text") from None
         except RecordError as error:
             raise ReplayError(f"{path}: {error}") from None
-    replay = replay_of_transcript(path, unverified=unverified)
+    replay = replay_of_transcript(
+        path, unverified=unverified, secrets=secrets, incomplete=incomplete
+    )
     replay.headers["Date"] = _file_date(path)
     return replay
 
@@ -130,48 +149,64 @@ def replay_of_record(record: dict[str, object], source: str = "") -> Replay:
     return replay
 
 
-def replay_of_transcript(path: Path, *, unverified: bool = False) -> Replay:
+def replay_of_transcript(
+    path: Path,
+    *,
+    unverified: bool = False,
+    secrets: Sequence[bytes] = (),
+    incomplete: bool = False,
+) -> Replay:
     """The states of a peer transcript, through an observer session, once
     :func:`~moska_p2p.protocol.transcript.verify_transcript` (``moska verify``'s own check,
     so the two always agree) has accepted it; with ``unverified``, a rejected file is shown
-    up to its fault with :attr:`Replay.warning` naming it."""
-    from ..protocol.transcript import verify_transcript
+    up to its fault with :attr:`Replay.warning` naming it; with ``incomplete``, a file whose
+    writer stopped early (every frame of it checks) is shown, marked so."""
+    from ..protocol.transcript import INCOMPLETE, verify_transcript
 
     report = verify_transcript(path)
     if report.valid:
-        replay = transcript_states(path)
+        replay = transcript_states(path, secrets)
         replay.headers["Verified"] = "yes (moska verify)"
         if report.verdict:
             replay.headers["Termination"] = f"stopped: {report.verdict}"
         return replay
     fault = report.fault or "it does not verify"
+    if incomplete and report.status == INCOMPLETE:  # every frame checks, and it stops early
+        replay = transcript_states(path, secrets)
+        stopped = fault.removeprefix(f"{INCOMPLETE}: ").split(": ", 1)[0]
+        replay.warning = f"INCOMPLETE: {stopped}"
+        return replay
     if not unverified:
         raise NotVerified(
             f"{path}: {fault}; moska verify rejects this transcript, so it is not replayed"
-            " (--unverified shows it, marked)"
+            " (--unverified shows it, marked)",
+            path,
+            fault,
         )
     try:
-        replay = transcript_states(path)
+        replay = transcript_states(path, secrets)
     except ReplayError:
-        raise NotVerified(f"{path}: {fault}; no move comes before the fault") from None
+        raise NotVerified(f"{path}: {fault}; no move comes before the fault", path, fault) from None
     replay.warning = f"NOT VERIFIED: {fault}"
     return replay
 
 
-def transcript_states(path: Path) -> Replay:
+def transcript_states(path: Path, secrets: Sequence[bytes] = ()) -> Replay:
     """Every state an observer session reaches on the transcript's frames, in file order,
-    up to the first frame it rejects (the caller has verified the file, or marks it)."""
+    up to the first frame it rejects (the caller has verified the file, or marks it); with
+    the writer's per-game secret among ``secrets``, its own cards open (:class:`OwnCards`)."""
     from ..crypto.identity import fingerprint_of
     from ..protocol import verdict as v
     from ..protocol.session import PeerSession
     from ..protocol.transcript import TranscriptError, read_transcript
 
     try:
-        owner, config, roster, frames = read_transcript(path)
+        owner, config, roster, frames = read_transcript(path, cut_off=True)  # up to a cut
         observer = PeerSession(None, config, roster)
     except (TranscriptError, ValueError) as error:
         raise ReplayError(f"{path}: {error}") from None
     hidden: list[Game] = []
+    own: OwnCards | None = None
     for frame in frames:
         before = len(observer.transcript)
         try:
@@ -183,6 +218,10 @@ def transcript_states(path: Path) -> Replay:
         game = observer.game
         if game is not None and len(hidden) == len(observer.moves):
             hidden.append(game.copy())  # the deal, then the state after each move
+            if own is None and observer.deck is not None and observer.game_id is not None:
+                own = OwnCards.of_writer(secrets, observer, owner)
+        if own is not None and hidden:
+            own.open_in(hidden[-1])  # its cards as they came, before its next move
         if any(isinstance(out, v.Stopped) for out in outputs):
             break  # the game stopped here (a verdict); nothing after it is part of it
         if len(observer.transcript) != before + 1:
@@ -195,6 +234,7 @@ def transcript_states(path: Path) -> Replay:
     replay = Replay(
         config.preset, names, hidden, moves, False, owner_seat, str(path), list(observer.losers)
     )
+    replay.opened = owner_seat if own is not None else None
     replay.headers = {"Source": f"transcript {path.name}", "Verified": "no"}
     if observer.game_id:
         replay.headers["Table"] = observer.game_id.hex()
@@ -202,6 +242,76 @@ def transcript_states(path: Path) -> Replay:
         replay.headers[f"Fingerprint{seat}"] = fingerprint_of(key)
     replay.headers["Writer"] = f"seat {owner_seat} ({fingerprint_of(owner)})"
     return replay
+
+
+class OwnCards:
+    """The cards a transcript's writer was dealt, opened with its own keys.
+
+    A transcript is made for anyone to check, so it never opens a player's private draws:
+    each came with every other seat's key, and only the drawing seat's own key, which it
+    never sends, opens it. That key derives from the writer's per-game secret (PROTOCOL.md,
+    secrets and resuming), which its node keeps beside the transcript, mode 0600:
+    ``GAME.moska.secret`` once the game is over, ``GAME.moska.resume`` while it could still
+    be resumed (a crash, a cut). Given the writer's transcript with that file, the replay shows
+    its hand as it saw it; anyone else's copy of the transcript shows public cards only."""
+
+    def __init__(self, keys: tuple[bytes, ...], seat: int, deck: DeckPhase) -> None:
+        self.keys, self.seat, self.deck = keys, seat, deck
+        self.opened: dict[int, int] = {}  # deck position -> card
+
+    @classmethod
+    def of_writer(
+        cls, secrets: Sequence[bytes], observer: PeerSession, owner: bytes
+    ) -> OwnCards | None:
+        """The writer's keys, from the one of ``secrets`` that is its per-game secret, once
+        the deck is dealt; None if none is (its first key does not match the key point the
+        writer published)."""
+        from ..crypto.deck import DeckSecrets, check_key
+        from ..protocol.drbg import drbg
+
+        deck, seat = observer.deck, observer.seat_of.get(owner, -1)
+        if deck is None or observer.game_id is None or not 0 <= seat < len(deck.key_points):
+            return None
+        for secret in secrets:
+            if len(secret) != 32:
+                continue
+            draw = drbg(secret)
+            draw(32), draw(32)  # the seating nonce and seat secret come first (§8.5)
+            mine = DeckSecrets.from_seed(draw(32), observer.game_id, seat, deck.size)
+            if check_key(mine.keys[0], deck.key_points[seat][0]):
+                return cls(mine.keys, seat, deck)
+        return None
+
+    def open_in(self, game: Game) -> None:
+        """Turn up, in ``game``, every card of the writer's own draws whose other keys are
+        in (a public card is the observer's own to open)."""
+        for pos, holder in list(game.hidden_owner.items()):
+            if holder != self.seat or game.public[pos]:
+                continue
+            card = self.opened.get(pos)
+            if card is None:
+                keys = self.deck.keys_for(pos, {self.seat: self.keys[pos]})
+                card = self.deck.open(pos, keys) if keys is not None else None
+                if card is None:
+                    continue
+                self.opened[pos] = card
+            game.reveal(pos, card)
+
+
+def whose_view(replay: Replay, seat: int, open_hands: bool) -> str:
+    """The line under a replay's table: whose view it shows, and what of it is open."""
+    writer = seat == replay.owner and not replay.full
+    name = f"seat {seat} ({replay.names[seat]}{', who wrote this transcript' if writer else ''})"
+    if open_hands:
+        return f"every hand open, following {name}"
+    if replay.full or replay.opened == seat:
+        return f"the view of {name}: its own cards as it saw them"
+    if writer:
+        secret = f"{Path(replay.source).name}.secret"
+        why = f"its own open with the {secret} its node keeps beside the transcript"
+    else:
+        why = "a transcript opens only its writer's own cards"
+    return f"the view of {name}: public cards only ({why})"
 
 
 def frame_text(
@@ -244,6 +354,7 @@ def frame_text(
     if over:
         losers = ", ".join(replay.names[s] for s in game.losers) or "nobody (a draw)"
         what += f"; game over, lost: {losers}"
+    table += f"\n{whose_view(replay, seat, open_hands)}"  # under the hand it speaks of
     if replay.warning:  # on every screen: an unverified file is never taken for a game
         table = f"!! {replay.warning} !!\n{table}"
     return table + "\n" + what

@@ -33,6 +33,9 @@ class Replay:
     # What the source says about the game beyond its moves (the text record's headers:
     # Termination, Table, FingerprintN, Writer, Date...), for ``moska export``.
     headers: dict[str, str] = field(default_factory=dict)
+    # The seat whose hidden cards the states hold open (a transcript's writer, opened with
+    # its own secret): None when only public cards are known (and every seat when ``full``).
+    opened: int | None = None
 
     @property
     def players(self) -> int:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from ..cards import CARD_TEXT, parse_card
 from ..engine import IllegalMove, Move, MoveSyntaxError, View, parse_move
 from ..i18n import _, language
+from .movewords import from_words
 from .reasons import translate
 from .render import sort_hand
 
@@ -30,21 +31,18 @@ ALIASES = {
     "dk": "deck-kill",
     "tr": "transfer",
     "b": "beg",
-    # The Finnish verbs (optional aliases: the notation stays C6's).
-    "hyökkää": "attack",
-    "tapa": "kill",
-    "nosta": "take",
-    "ohi": "pass",
 }
+"""The Finnish words of every kind are read too (:mod:`.movewords`, what a Finnish table
+shows): the notation stays C6's."""
 
 
 def expand_verb(text: str) -> str:
     """``text`` with a short verb spelled out (``k 3h`` -> ``kill 3h``); the rest as typed.
     Shared with tab completion, so ``k <Tab>`` offers the kills."""
-    stripped = text.lstrip()
+    stripped = from_words(text.lstrip())  # a kind in the table's words: hyökkää pakasta
     head, sep, rest = stripped.partition(" ")
     word = ALIASES.get(head.lower(), head)
-    if word == head and not sep:
+    if word == head and not sep and stripped == text.lstrip():
         return text
     return word + sep + rest
 

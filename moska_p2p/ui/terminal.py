@@ -25,6 +25,7 @@ from ..engine import Move, View, make_rules
 from ..i18n import N_, _, language
 from ..table.seat import LeaveTable
 from .app import FullScreen, legal_line, wrap_text
+from .movewords import from_words, in_words
 from .render import (
     Style,
     TableWait,
@@ -170,7 +171,7 @@ class TerminalPlayer(BaseBot):
             if self.auto_pass > 0:
                 self._sleep(self.auto_pass)
             return legal_moves[0]
-        texts = [str(m) for m in legal_moves]
+        texts = [in_words(str(m)) for m in legal_moves]  # in the table's language
         keys = _("? help") if self.interactive else _("type a move, or help, hint, quit")
         status = _("Your move: {decision} ({keys})").format(
             decision=_decision(view.decision), keys=keys
@@ -576,5 +577,5 @@ class _MoveCompleter(Completer):
         if typed.endswith(" ") and wanted:
             wanted += " "
         for word in self.words:
-            if word.lower().startswith(wanted):
+            if from_words(word).lower().startswith(wanted):  # tapa 4H 2C is kill 4h 2c
                 yield Completion(word, start_position=-len(typed))

@@ -18,7 +18,6 @@ import random
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -46,15 +45,6 @@ def _tool() -> ModuleType:
     sys.modules["i18n_tool"] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
-
-
-@pytest.fixture
-def finnish() -> Iterator[None]:
-    i18n.use_language("fi")
-    try:
-        yield
-    finally:
-        i18n.use_language("en")
 
 
 def _game() -> Game:

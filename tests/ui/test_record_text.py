@@ -4,6 +4,7 @@ it back to the same states; a malformed record is one clear error line (docs/REC
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -108,7 +109,7 @@ def test_a_transcript_round_trips_to_the_same_public_states(
     assert header["Verified"].startswith('"no: a text copy without the signatures')
     if original.preset == "durak":
         assert "{lowest trump at " in text  # D3, as the observer learnt it
-    assert "{faces " in text
+    assert "{public: " in text and " at deck position " in text  # readable, not {faces 3=9C}
     back = load_replay(text_path)
     _same_states(original, back)
     assert not back.full and back.owner == original.owner == 1
@@ -132,6 +133,9 @@ def test_a_transcript_that_does_not_verify_is_not_exported(
     run = runner.invoke(app, ["export", str(cut), "-o", str(out)])
     assert run.exit_code == 1 and fault in run.stderr and len(run.stderr.splitlines()) == 1
     assert not out.exists()
+    # export has no --unverified: the error names the command that has it
+    assert f"moska replay --unverified {cut}" in run.stderr, run.stderr
+    assert "(--unverified" not in run.stderr
 
 
 def _broken(text: str, how: str) -> str:
@@ -189,11 +193,29 @@ def test_a_malformed_transcript_copy_is_one_clear_error(
     exported: tuple[Path, Path, Replay],
 ) -> None:
     text = exported[1].read_text()
-    line = next(line for line in text.splitlines() if line.startswith("{faces "))
-    with pytest.raises(RecordError, match="is not POSITION=CARD"):
+    line = next(line for line in text.splitlines() if line.startswith("{public: "))
+    with pytest.raises(RecordError, match="is not a card and its deck position"):
+        parse_record(text.replace(line, "{public: ZZ at deck position 3}", 1))
+    with pytest.raises(RecordError, match="is not a card and its deck position"):
         parse_record(text.replace(line, "{faces 3=ZZ}", 1))
     with pytest.raises(RecordError, match="line"):
         parse_record(text.replace(line, "", 1))  # the card a move needs is not known
+
+
+def test_a_record_in_the_first_terse_form_still_reads(exported: tuple[Path, Path, Replay]) -> None:
+    """Records were first written with ``{faces 14=7H}`` and ``{lowest trump at 3}``: the
+    reader takes both forms, to the same states."""
+    text = exported[1].read_text()
+
+    def terse(match: re.Match[str]) -> str:
+        items = re.findall(r"(\S+) at deck position (\d+)", match.group(1))
+        return "{faces " + " ".join(f"{pos}={card}" for card, pos in items) + "}"
+
+    old = re.sub(r"\{public: (.*)\}", terse, text).replace("trump at deck position", "trump at")
+    old = re.sub(r'\[Faces "(.*)"\]', lambda m: '[Faces "' + terse(m)[7:-1] + '"]', old)
+    assert "{public" not in old and " at deck position " not in old
+    again, now = parse_record(old), parse_record(text)
+    assert [g.state_hash() for g in again.states] == [g.state_hash() for g in now.states]
 
 
 def test_an_arena_record_whose_moves_do_not_replay_is_refused(

@@ -88,13 +88,74 @@ def test_one_byte_changed_is_refused_with_verifys_fault(
     _refused_as_verify_says(_flipped(transcript, tmp_path / "flipped.moska", where))
 
 
-@pytest.mark.parametrize("which", ["second", "middle", "last"])
+@pytest.mark.parametrize("which", ["second", "middle"])
 def test_a_dropped_frame_is_refused_with_verifys_fault(
     transcript: Path, tmp_path: Path, which: str
 ) -> None:
     frames = len(read_transcript(transcript)[3])
-    index = {"second": 1, "middle": frames // 2, "last": frames - 1}[which]
+    index = {"second": 1, "middle": frames // 2}[which]
     _refused_as_verify_says(_dropped(transcript, tmp_path / "dropped.moska", index))
+
+
+def _cut(path: Path, out: Path, how: str) -> tuple[Path, int]:
+    """A copy of ``path`` as a writer that stopped leaves it; the number of whole frames."""
+    owner, config, roster, frames = read_transcript(path)
+    keep = {"last frame": len(frames) - 1, "half": len(frames) // 2, "mid-write": 40}[how]
+    write_transcript(out, owner, config, roster, frames[:keep])
+    if how == "mid-write":  # the next frame's length and a part of it: a write cut short
+        out.write_bytes(out.read_bytes() + frames[keep][: len(frames[keep]) // 3])
+    return out, keep
+
+
+@pytest.mark.parametrize("how", ["last frame", "half", "mid-write"])
+def test_a_cut_transcript_is_incomplete_not_a_forgery(
+    transcript: Path, tmp_path: Path, how: str
+) -> None:
+    """A crash or a cut stops a record where a forgery would make one frame fail: verify
+    says which (exit 3, not 1), and the replay shows the honest part with a banner."""
+    cut, whole = _cut(transcript, tmp_path / "cut.moska", how)
+    stopped = f"the writer stopped after frame {whole - 1} (a crash or a cut)"
+    verify = runner.invoke(app, ["verify", str(cut)])
+    assert verify.exit_code == 3, verify.output
+    assert verify.stderr.startswith(f"incomplete: cut.moska: {stopped}"), verify.stderr
+    assert "INVALID" not in verify.output
+    report = verify_transcript(cut)
+    assert not report.valid and report.status == "incomplete"
+    assert report.fault and report.fault.startswith(f"incomplete: {stopped}")
+    as_json = runner.invoke(app, ["verify", "--json", str(cut)])
+    assert as_json.exit_code == 3 and '"status": "incomplete"' in as_json.stdout
+    run = runner.invoke(app, ["replay", str(cut)])
+    assert run.exit_code == 0, run.output
+    screens = [s for s in run.stdout.split("\n\n") if s.strip()]
+    assert all(s.lstrip().startswith(f"!! INCOMPLETE: {stopped} !!") for s in screens)
+
+
+@pytest.mark.parametrize("content", [b"", b"hello, world\n", bytes(range(256)) * 40],
+                         ids=["empty", "text", "binary"])  # fmt: skip
+def test_a_file_that_is_no_transcript_is_told_apart(tmp_path: Path, content: bytes) -> None:
+    other = tmp_path / "notes.moska"
+    other.write_bytes(content)
+    verify = runner.invoke(app, ["verify", str(other)])
+    assert verify.exit_code == 4, verify.output
+    assert verify.stderr.startswith("notes.moska: not a moska transcript"), verify.stderr
+    assert verify_transcript(other).status == "not-a-transcript"
+
+
+def test_several_files_exit_with_the_gravest(transcript: Path, tmp_path: Path) -> None:
+    """A forgery outweighs a file that is no transcript, which outweighs a cut one."""
+    cut, _ = _cut(transcript, tmp_path / "cut.moska", "half")
+    other = tmp_path / "other.moska"
+    other.write_bytes(b"no transcript")
+    forged = _flipped(transcript, tmp_path / "forged.moska", "middle frame")
+    assert runner.invoke(app, ["verify", str(transcript), str(cut)]).exit_code == 3
+    assert runner.invoke(app, ["verify", str(cut), str(other)]).exit_code == 4
+    assert runner.invoke(app, ["verify", str(other), str(forged), str(cut)]).exit_code == 1
+
+
+def test_verify_of_a_missing_folder_says_so(tmp_path: Path) -> None:
+    run = runner.invoke(app, ["verify", str(tmp_path / "out") + "/"])
+    assert run.exit_code == 2
+    assert f"nothing at {tmp_path / 'out'}: no such file or folder" in run.stderr
 
 
 def test_a_transcript_that_verifies_is_shown_without_a_banner(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import subprocess
@@ -13,6 +14,7 @@ import pytest
 from moska_p2p.bots.builtin import GreedyBot, RandomBot
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.engine import new_game
+from moska_p2p.net.persist import keep_secret
 from moska_p2p.protocol.config import TableConfig
 from moska_p2p.protocol.session import PeerSession
 from moska_p2p.protocol.simulate import Network, make_peers, save_transcripts
@@ -160,3 +162,51 @@ def test_moska_replay_command(saved_game: Path, tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL,
     )
     assert run.returncode == 2 and "not a saved game" in run.stderr
+
+
+def test_the_writers_replay_opens_its_own_cards_with_its_secret(tmp_path: Path) -> None:
+    """A transcript never opens its writer's private draws (only its own key, never sent,
+    does); the per-game secret its node keeps beside it (GAME.moska.secret) does, so the
+    writer's replay shows its hand as it saw it, and says whose view it is."""
+    config = TableConfig("durak", 3, b"\x02" * 32)
+    identities = [Identity.generate() for _ in range(3)]
+    net = Network(make_peers(config, identities, seed=4, names=["ann", "bo", "cy"]))
+    result = run_game(net, [RandomBot(1), RandomBot(2), RandomBot(3)])
+    assert result.finished
+    paths = save_transcripts(result, tmp_path)
+    writer = identities[1].public_bytes
+    path = next(p for p in paths if read_transcript(p)[0] == writer)
+    secret = hashlib.sha256(b"4/1").digest()  # make_peers' seeded per-game secret of peer 1
+    session = next(s for s in result.sessions if s.me == writer)
+    seat = session.my_seat
+
+    public = load_replay(path)
+    assert public.opened is None and public.states[0].hidden[seat]
+    replay = load_replay(path, secrets=[hashlib.sha256(b"4/2").digest(), secret])
+    assert replay.opened == seat
+    assert all(not state.hidden[seat] for state in replay.states)  # every card, by its move
+    assert replay.states[-1].hand(seat) == session.game.hand(seat)
+    assert replay.states[-1].state_hash() == public.states[-1].state_hash()  # the same game
+
+    command = [sys.executable, "-m", "moska_p2p", "replay", str(path), "--no-color"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                         stdin=subprocess.DEVNULL)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    first = f"the view of seat {seat} (bo, who wrote this transcript): public cards only"
+    said = [line for line in run.stdout.splitlines() if line.startswith("the view of ")]
+    assert len(said) == len(public.states)  # on every screen
+    assert said[0].startswith(first) and f"{path.name}.secret" in said[0]
+    keep_secret(path, secret)
+    assert path.with_name(path.name + ".secret").stat().st_mode & 0o077 == 0
+    run = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                         stdin=subprocess.DEVNULL)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert (
+        f"\nthe view of seat {seat} (bo, who wrote this transcript): its own cards as it saw them\n"
+        in run.stdout
+    )
+    assert "not seen yet" not in run.stdout
+    other = (seat + 1) % 3
+    run = subprocess.run([*command, "--seat", str(other)], capture_output=True, text=True,
+                         timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert f"\nthe view of seat {other} ({replay.names[other]}): public" in run.stdout
