@@ -120,7 +120,9 @@ class PeerSession:
         self.last_progress = now
         self._now = now
         self._clock: float | None = None
-        self._suspended_at: float | None = None
+        self._suspension: tuple[float, float] | None = None
+        """The last gap between two ticks (from, to) longer than ``max_tick_gap``, until an
+        accusation of this peer's silence answers it (§15.3): it excuses that one only."""
         self._waited_at = -1.0e18
         self.owner_word: bool | None = None
         """An observer replaying a file: what the file's owner did with the verdict of
@@ -443,7 +445,7 @@ class PeerSession:
         gap = self.max_tick_gap
         if gap is not None and self._clock is not None and now - self._clock > gap:
             self.last_progress = now
-            self._suspended_at = now
+            self._suspension = (self._clock, now)
         self._clock = max(now, self._clock or now)
 
     def _maybe_wait(self, now: float) -> None:
@@ -583,9 +585,7 @@ class PeerSession:
             relayed = tuple(k for k in self.roster if k in self.relayed_paths)
             verdict = dataclasses.replace(verdict, relayed=relayed)
         self.verdict = verdict
-        self.play_phase.losers = (
-            tuple(s for s in verdict.seats if s >= 0) if verdict.conviction else ()
-        )
+        self.play_phase.losers = self.outcome_losers(verdict)
         me = self.peers.get(self.me)
         # Before every hello is in there is no game id: the verdict is then signed for the
         # table (its second message, right after its hello), so a table that ends before its
@@ -610,6 +610,15 @@ class PeerSession:
             self._out.append(v.Send(frame))
         self.stage = STOPPED
         self._out.append(v.Stopped(verdict))
+
+    def outcome_losers(self, verdict: v.Verdict) -> tuple[int, ...]:
+        """The losers of a game this verdict stops (§15.2): those the engine already made
+        losers, once the signed moves have ended the game (nothing anyone withholds, says or
+        does afterwards can change that), and every convicted culprit."""
+        g = self.game
+        decided = tuple(g.losers) if g is not None and g.is_over else ()
+        convicted = tuple(s for s in verdict.seats if s >= 0) if verdict.conviction else ()
+        return decided + tuple(s for s in convicted if s not in decided)
 
     # ---------------------------------------------------------------- applying messages
 
@@ -667,20 +676,22 @@ class PeerSession:
         # A departure is proven by its signed leave (evidence, handled above); only silence,
         # which nothing can prove, is taken on another peer's word, and only as below.
         silent = body["kind"] == v.TIMEOUT and culprits
-        # This peer's own silence it accepts only if it knows it was not running (its clock
-        # jumped): otherwise anyone could make a peer concede by accusing it.
-        me_asleep = self.me in culprits and self._suspended_at is not None
-        # Others' silence it accepts only once it has itself heard nothing from them for half
-        # the timeout: a verdict can bring a real timeout forward, never make one up.
-        # An observer (a file has no clock) takes the owner's word for the time, not for who.
-        half = self.config.timeout / 2
-        waited = self.is_observer or all(
-            k in self.peers and self._now - self.peers[k].heard_at >= half for k in culprits
-        )
-        seen_silent = waited and set(culprits) <= set(self.waiting_on())
         if self.is_observer and self.owner_word is not None:
             seen_silent = self.owner_word
-        if silent and (seen_silent or me_asleep):
+        elif self.me in culprits:
+            # A running peer never takes an accusation of its own silence: only one that
+            # answers a suspension it knows of (its clock jumped), once (§15.3).
+            seen_silent = self._answers_suspension()
+        else:
+            # Others' silence it accepts only once it has itself heard nothing from them for
+            # half the timeout: a verdict can bring a real timeout forward, never make one up.
+            # An observer (a file has no clock) takes the owner's word for the time, not who.
+            half = self.config.timeout / 2
+            waited = self.is_observer or all(
+                k in self.peers and self._now - self.peers[k].heard_at >= half for k in culprits
+            )
+            seen_silent = waited and set(culprits) <= set(self.waiting_on())
+        if silent and seen_silent:
             self._stop(
                 v.Verdict(
                     body["kind"],
@@ -694,6 +705,15 @@ class PeerSession:
         raise Violation(
             v.LEFT, peer.key, f"stopped the game without proof: {body['reason']}", (frame,)
         )
+
+    def _answers_suspension(self) -> bool:
+        """Whether an accusation of this peer's silence, arriving now, answers the last
+        suspension this peer knows of: it comes within half the timeout after this peer woke
+        (the others' verdicts were waiting for it then; a verdict signed after the peer woke
+        would have heard it). The suspension is used up either way: it excuses the one
+        accusation it can explain, never a later one."""
+        gap, self._suspension = self._suspension, None
+        return gap is not None and self._now - gap[1] <= self.config.timeout / 2
 
     def _pending(self, frame: bytes) -> bool:
         """Whether ``frame`` (evidence in a verdict) is queued here and not applied yet."""

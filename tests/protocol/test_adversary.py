@@ -646,8 +646,8 @@ def test_a_peer_that_refused_hearsay_of_silence_leaves_a_record_that_verifies(
 ) -> None:
     """Issue 25 item 3: peer 0 stops over peer 2's silence; peer 1, whose clock has not yet
     seen half the timeout pass, refuses the verdict (a stop it cannot confirm: ``left``
-    naming peer 0, which convicts nobody). A file has no clock, so the verifier follows the
-    owner's own answer: peer 1's record verifies, and names no loser."""
+    naming peer 0, its signer's forfeit, §15.3 step 4). A file has no clock, so the verifier
+    follows the owner's own answer: peer 1's record verifies, with peer 0 its loser."""
     silent = 2
     hook = _silent_from(silent, m.MOVE)
     box: list[Network] = []
@@ -668,8 +668,8 @@ def test_a_peer_that_refused_hearsay_of_silence_leaves_a_record_that_verifies(
     second.receive(sent[0], 1.0)  # one second in: it has not waited half the timeout yet
     assert second.stage == STOPPED and second.verdict is not None
     assert second.verdict.kind == v.LEFT and second.verdict.keys == (first.me,)
-    assert not second.verdict.conviction and second.losers == ()
+    assert second.verdict.conviction and second.losers == (first.my_seat,)
     (path,) = save_transcripts(_only(net, [1]), tmp_path)
     report = verify_transcript(path)
     assert report.valid, report.fault
-    assert report.losers == [] and report.lost_contact == [first.my_seat]
+    assert report.losers == [first.my_seat] and report.lost_contact == []
