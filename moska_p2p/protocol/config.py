@@ -25,12 +25,15 @@ from typing import Any
 
 from ..engine import make_rules
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 DEFAULT_TIMEOUT = 30.0
+DEFAULT_GRACE = 60.0
+"""Seconds a seat out of contact has to come back before the table may call it gone (§15.1):
+enough for a process to restart or a laptop to rejoin its network, short enough to wait."""
 MAX_OPTIONS = 32
 MAX_OPTION_TEXT = 40
 _OPTION_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
-_WIRE_FIELDS = ("preset", "players", "options", "timeout", "nonce", "version")
+_WIRE_FIELDS = ("preset", "players", "options", "timeout", "nonce", "version", "grace")
 _SESSION_FIELDS = ("games", "game", "seating", "dealer", "previous")
 MAX_GAMES = 100
 """Games a session may plan at most (the signed session result lists every one)."""
@@ -53,6 +56,7 @@ class TableConfig:
     seating: tuple[bytes, ...] = ()  # game 2 on: the seats' keys, seat 0 first (game 1's)
     dealer: int = -1  # game 2 on: the dealer's seat, the previous game's loser (M24)
     previous: bytes = b""  # game 2 on: the previous game's id
+    grace: float = DEFAULT_GRACE  # seconds a seat out of contact has to come back (§15.1)
 
     def __post_init__(self) -> None:
         if not isinstance(self.preset, str) or not isinstance(self.options, Mapping):
@@ -87,6 +91,13 @@ class TableConfig:
             or not 0 < self.timeout <= 3600
         ):
             raise ConfigError("the timeout must be between 0 and 3600 seconds")
+        if (
+            not isinstance(self.grace, float | int)
+            or isinstance(self.grace, bool)
+            or not math.isfinite(self.grace)
+            or not 0 < self.grace <= 3600
+        ):
+            raise ConfigError("the grace must be between 0 and 3600 seconds")
         self._check_session()
 
     def _check_session(self) -> None:
@@ -142,6 +153,7 @@ class TableConfig:
             "timeout": float(self.timeout),
             "nonce": self.table_nonce,
             "version": self.version,
+            "grace": float(self.grace),
         } | (
             {
                 "session": {
@@ -180,6 +192,9 @@ class TableConfig:
             raise ConfigError("preset must be text and players an integer")
         if not isinstance(timeout, float | int) or isinstance(timeout, bool):
             raise ConfigError("timeout must be a number")
+        grace = data["grace"]
+        if not isinstance(grace, float | int) or isinstance(grace, bool):
+            raise ConfigError("grace must be a number")
         if not isinstance(nonce, bytes) or type(version) is not int:
             raise ConfigError("nonce must be bytes and version an integer")
         if version != PROTOCOL_VERSION:
@@ -200,7 +215,14 @@ class TableConfig:
                 raise ConfigError("a single game carries no session settings")
         try:
             return cls(
-                preset, players, nonce, dict(options), float(timeout), version, **session
+                preset,
+                players,
+                nonce,
+                dict(options),
+                float(timeout),
+                version,
+                grace=float(grace),
+                **session,
             )
         except TypeError as error:  # pragma: no cover - every field is checked above
             raise ConfigError(str(error)) from None
@@ -212,6 +234,7 @@ class TableConfig:
             f"preset={self.preset}",
             f"players={self.players}",
             f"timeout={self.timeout!r}",
+            f"grace={self.grace!r}",
             "options=" + ",".join(f"{k}={self.options[k]}" for k in sorted(self.options)),
         ]
         text = "\n".join(parts).encode() + b"\nnonce=" + self.table_nonce

@@ -24,6 +24,7 @@ DISAGREEMENT = "disagreement"
 PROTOCOL = "protocol-violation"
 TIMEOUT = "timeout"
 LEFT = "left"
+ABANDONED = "abandoned"
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,10 @@ seat; and single peers fed a forged accusation.
 from __future__ import annotations
 
 import pytest
-from protocol_harness import play_out, start, table
+from protocol_harness import play_out, start, step, table
 from quit_matrix import run_cell
 
+from moska_p2p.bots.builtin import RandomBot
 from moska_p2p.protocol import messages as m
 from moska_p2p.protocol import verdict as v
 from moska_p2p.protocol.session import STOPPED, PeerSession
@@ -113,3 +114,84 @@ def test_a_stopped_record_with_losers_decides_its_game() -> None:
     the session check counts it and holds other records to it."""
     assert decided(_report(losers=[1], verdict_kind=v.TIMEOUT))
     assert not decided(_report(losers=[], verdict_kind=v.TIMEOUT))
+
+
+# -- the two clocks, abandonment and its quorum (§15.1, §15.5)
+
+
+@pytest.mark.parametrize("players", [3, 4, 6])
+@pytest.mark.parametrize("fault", ["kill", "cut-own", "restart-after"])
+def test_a_seat_that_quits_a_game_it_is_losing_loses_it(players: int, fault: str) -> None:
+    """Half way, the seat that would lose dies (or cuts its links, or comes back after the
+    grace): every other seat signs that it went silent at the same point, and the quorum
+    convicts it (``abandoned``) in every honest record."""
+    cell = run_cell(players, "losing", fault)
+    assert {o.kind for o in cell.outcomes} == {v.ABANDONED}, cell.summary()
+    _assert_quitter_loses(players, "losing", fault)
+
+
+@pytest.mark.parametrize("players", [3, 4])
+@pytest.mark.parametrize("fault", ["cut-one", "sigstop", "restart-within"])
+def test_a_broken_link_or_a_short_absence_stops_no_game(players: int, fault: str) -> None:
+    """One link down (the others relay), a process stopped for less than the grace, or one
+    restarted within it: the game goes on to its result."""
+    cell = run_cell(players, "losing", fault)
+    assert cell.error is None and cell.finished == len(cell.outcomes), cell.summary()
+    assert cell.quitter_lost == len(cell.outcomes) and cell.rejected == 0, cell.summary()
+
+
+def test_at_two_seats_silence_is_an_uncorroborated_loss_of_contact() -> None:
+    """No third seat can witness it: the game ends without a result, and says so."""
+    cell = run_cell(2, "losing", "kill")
+    (outcome,) = cell.outcomes
+    assert outcome.kind == v.TIMEOUT and not outcome.conviction and outcome.losers == ()
+    assert outcome.verified, outcome.verify_fault
+    bogus = run_cell(2, "losing", "bogus@1")  # a stop naming the one who stays: its forfeit
+    assert bogus.quitter_lost == 1 and bogus.outcomes[0].kind == v.LEFT
+
+
+def test_a_clean_split_convicts_nobody() -> None:
+    """Two seats against two: each side signs the other's silence, no statement reaches the
+    other side, so no quorum forms: every record is an uncorroborated loss of contact."""
+    sides: list[set[int]] = []
+
+    def split(source: int, target: int, frame: bytes) -> list[bytes]:
+        if sides and (source in sides[0]) != (target in sides[0]):
+            return []
+        return [frame]
+
+    net = table("durak", 4, seed=33, timeout=10.0, tamper=split)
+    start(net)
+    play_out(net, max_moves=6)
+    sides.append({0, 1})
+    bots = [RandomBot(i) for i in range(4)]
+    for _ in range(400):
+        if all(s.stage == STOPPED for s in net.sessions):
+            break
+        if step(net, bots):  # each side plays on as far as it can
+            continue
+        net.clock += 2.0
+        for i, s in enumerate(net.sessions):
+            net.handle(i, s.tick(net.clock))
+        net.deliver_all()
+    for s in net.sessions:
+        assert s.verdict is not None and s.verdict.kind == v.TIMEOUT, s.verdict
+        assert not s.verdict.conviction and s.losers == ()
+        assert "uncorroborated" in s.verdict.describe()
+
+
+def test_the_table_says_what_it_waits_for_and_how_long() -> None:
+    """``waiting_status``: the seat to act, on its move clock while it is heard; once it is
+    not heard, on the grace from its last frame."""
+    net = table("moska", 3, seed=34, timeout=10.0)
+    start(net)
+    play_out(net, max_moves=3)
+    thinker = next(s for s in net.sessions if s.waiting_on() == [s.me])
+    watcher = next(s for s in net.sessions if s is not thinker)
+    (status,) = watcher.waiting_status(net.clock + 2.0)
+    assert status.key == thinker.me and status.clock == "move"
+    assert status.left == pytest.approx(8.0)
+    (status,) = watcher.waiting_status(net.clock + 9.0)  # nothing heard for 9 s: gone quiet
+    assert status.clock == "contact"
+    assert status.left == pytest.approx(watcher.config.grace - 9.0, abs=1.0)
+    assert thinker.waiting_status(net.clock + 2.0) == []  # nobody but itself

@@ -18,7 +18,7 @@ from moska_p2p.protocol.simulate import Network
 
 ALL_KINDS = {
     m.HELLO, m.SEAT, m.SHUFFLE1, m.SHUFFLE2, m.KEYS, m.MOVE, m.CLAIM, m.DISCLOSE, m.RESULT,
-    m.WAIT, m.LEAVE, m.VERDICT,
+    m.WAIT, m.LEAVE, m.VERDICT, m.SILENT,
 }  # fmt: skip
 REASONS = {
     stages.HELLO_AGAIN, stages.SEAT_AGAIN, stages.PASS_LATE, stages.NOT_ASKED,
@@ -48,7 +48,9 @@ def test_each_phase_owns_a_run_of_stages_and_applies_only_its_own_kinds() -> Non
     for stage, row in stages.TABLE.items():
         for kind, what in row.items():
             handler = session._handlers[kind]
-            if kind in stages.SESSION_KINDS:
+            if kind == m.SILENT:  # the session's own part, the abandonment's clocks
+                assert handler.__self__ is session.abandonment  # type: ignore[attr-defined]
+            elif kind in stages.SESSION_KINDS:
                 assert handler.__self__ is session  # type: ignore[attr-defined]
             elif what == stages.APPLY and stage != STOPPED:
                 owner = session._phases[stages.PHASE[stage]]
