@@ -195,3 +195,53 @@ def test_the_table_says_what_it_waits_for_and_how_long() -> None:
     assert status.clock == "contact"
     assert status.left == pytest.approx(watcher.config.grace - 9.0, abs=1.0)
     assert thinker.waiting_status(net.clock + 2.0) == []  # nobody but itself
+
+
+# -- an equivocation is proven to every honest peer (§14.3)
+
+
+def test_a_chain_that_does_not_follow_convicts_the_equivocator_everywhere() -> None:
+    """The cheater signs two versions of one message (A to one peer, B to the other), then
+    its next message chained on A to both. The peer holding B stops ("does not follow") with
+    its copy B as well as the offending frame, so the peer holding A has both halves and
+    convicts the cheater too: no honest seat is named, whatever order the frames take."""
+    net = table("moska", 3, seed=35, timeout=10.0)
+    start(net)
+    play_out(net, max_moves=2)
+    cheater, first, second = net.sessions
+    quiet = [(0, b"")] * 3
+    a = cheater.craft(m.WAIT, {})
+    b = cheater.craft(m.WAIT, {}, heads=quiet)
+    seq = cheater.peers[cheater.me].next_seq
+    after = cheater.craft(m.WAIT, {}, seq=seq + 1, prev=_hash(a))
+    first.receive(a, net.clock)
+    second.receive(b, net.clock)
+    out = [o for o in second.receive(after, net.clock) if isinstance(o, v.Send)]
+    first.receive(after, net.clock)
+    assert second.verdict is not None and second.verdict.keys == (cheater.me,)
+    assert b in second.verdict.evidence  # its copy of the previous message goes with it
+    for sent in out:
+        first.receive(sent.frame, net.clock)
+    assert first.verdict is not None and first.verdict.kind == v.EQUIVOCATION
+    assert first.verdict.keys == (cheater.me,)
+
+
+def test_a_stopped_peer_answers_a_conflicting_copy_with_its_own() -> None:
+    """A peer that stopped still hands its copy of a message to whoever shows it another
+    one under the same number: the other half of the proof."""
+    net = table("moska", 3, seed=36, timeout=10.0)
+    start(net)
+    play_out(net, max_moves=2)
+    cheater, holder, _ = net.sessions
+    a = cheater.craft(m.WAIT, {})
+    b = cheater.craft(m.WAIT, {}, heads=[(0, b"")] * 3)
+    holder.receive(a, net.clock)
+    holder.leave("bedtime", net.clock)  # stopped (its own leave)
+    answer = [o.frame for o in holder.receive(b, net.clock) if isinstance(o, v.Send)]
+    assert a in answer
+
+
+def _hash(frame: bytes) -> bytes:
+    from protocol_harness import _msg
+
+    return _msg(frame).hash
