@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..crypto.identity import fingerprint_of
+from . import messages as m
+from .frames import FrameError, open_frame
 
 # Kinds of verdict (PROTOCOL.md, "Verdicts").
 ILLEGAL_MOVE = "illegal-move"
@@ -61,6 +63,9 @@ class Verdict:
             label = f"seat {seat}" if seat >= 0 else "a peer"
             who.append(f"{label} ({name + ', ' if name else ''}{fingerprint_of(key)})")
         note = "" if self.conviction else " (lost contact, uncorroborated: not a conviction)"
+        if self.kind == ABANDONED:
+            signers = [fingerprint_of(k) for k in statement_signers(self.evidence)]
+            note = f" (corroborated by {', '.join(signers)})" if signers else ""
         return f"{self.kind}: {', '.join(who)}: {self.reason}{note}"
 
 
@@ -79,6 +84,22 @@ def relayed_note(verdict: Verdict, keys: tuple[bytes, ...] | None = None) -> str
         f" (the link to {', '.join(through)} went through a relay: a relay that holds"
         " frames back looks the same)"
     )
+
+
+def statement_signers(evidence: tuple[bytes, ...]) -> list[bytes]:
+    """The signers of the ``silent`` statements among a verdict's evidence (§15.5): who
+    corroborated an abandonment. Frames that do not open are skipped (a verdict's evidence
+    is checked where it is applied, not here)."""
+    out = []
+    for frame in evidence:
+        try:
+            _, payload, _ = open_frame(frame[4:])
+            msg = m.parse_payload(payload)
+        except FrameError:
+            continue
+        if msg.type == m.SILENT:
+            out.append(msg.sender)
+    return out
 
 
 @dataclass(frozen=True)

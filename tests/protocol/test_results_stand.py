@@ -8,6 +8,8 @@ seat; and single peers fed a forged accusation.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from protocol_harness import play_out, start, step, table
 from quit_matrix import run_cell
@@ -17,7 +19,7 @@ from moska_p2p.protocol import messages as m
 from moska_p2p.protocol import verdict as v
 from moska_p2p.protocol.session import STOPPED, PeerSession
 from moska_p2p.protocol.tally import decided
-from moska_p2p.protocol.transcript import Report
+from moska_p2p.protocol.transcript import Report, verify_transcript, write_transcript
 
 # moska at 3 seats, durak (D3 claims) at 4: the tables the losing players tried.
 TABLES = [3, 4]
@@ -245,3 +247,38 @@ def _hash(frame: bytes) -> bytes:
     from protocol_harness import _msg
 
     return _msg(frame).hash
+
+
+def test_verify_shows_who_corroborated_an_abandonment(tmp_path: Path) -> None:
+    """The seat to act dies: the record of each other seat verifies, names it the loser, and
+    says which seats signed the statements (both honest seats)."""
+    dead: list[int] = []
+
+    def drop(source: int, target: int, frame: bytes) -> list[bytes]:
+        return [] if source in dead or target in dead else [frame]
+
+    net = table("moska", 3, seed=37, timeout=10.0, tamper=drop)
+    start(net)
+    play_out(net, max_moves=3)
+    quitter = next(i for i, s in enumerate(net.sessions) if s.waiting_on() == [s.me])
+    dead.append(quitter)
+    honest = [s for i, s in enumerate(net.sessions) if i != quitter]
+    for _ in range(100):
+        if all(s.stage == STOPPED for s in honest):
+            break
+        net.clock += 2.0
+        for i, s in enumerate(net.sessions):
+            if i != quitter:
+                net.handle(i, s.tick(net.clock))
+        net.deliver_all()
+    for s in honest:
+        assert s.verdict is not None and s.verdict.kind == v.ABANDONED
+        assert s.losers == (net.sessions[quitter].my_seat,)
+        path = tmp_path / f"{s.name}.moska"
+        write_transcript(path, s.me, s.config, s.roster, s.transcript)
+        report = verify_transcript(path)
+        assert report.valid and report.losers == list(s.losers), report.fault
+        assert report.verdict is not None
+        for other in honest:
+            assert other.identity is not None
+            assert other.identity.fingerprint in report.verdict.split("corroborated by")[1]
