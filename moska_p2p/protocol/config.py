@@ -28,8 +28,15 @@ from ..engine import make_rules
 PROTOCOL_VERSION = 4
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_GRACE = 60.0
-"""Seconds a seat out of contact has to come back before the table may call it gone (§15.1):
-enough for a process to restart or a laptop to rejoin its network, short enough to wait."""
+"""The most seconds a seat out of contact has by default to come back before the table may
+call it gone (§15.1): enough for a process to restart or a laptop to rejoin its network,
+short enough to wait. A table that leaves the grace out gets twice its timeout, at most this
+and never less than the timeout (60 s at the default timeout of 30 s)."""
+
+
+def default_grace(timeout: float) -> float:
+    """The grace of a table that names none (see :data:`DEFAULT_GRACE`)."""
+    return max(float(timeout), min(2.0 * float(timeout), DEFAULT_GRACE))
 MAX_OPTIONS = 32
 MAX_OPTION_TEXT = 40
 _OPTION_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
@@ -56,7 +63,7 @@ class TableConfig:
     seating: tuple[bytes, ...] = ()  # game 2 on: the seats' keys, seat 0 first (game 1's)
     dealer: int = -1  # game 2 on: the dealer's seat, the previous game's loser (M24)
     previous: bytes = b""  # game 2 on: the previous game's id
-    grace: float = DEFAULT_GRACE  # seconds a seat out of contact has to come back (§15.1)
+    grace: float = 0.0  # seconds a seat out of contact has to come back (§15.1); 0: default
 
     def __post_init__(self) -> None:
         if not isinstance(self.preset, str) or not isinstance(self.options, Mapping):
@@ -91,6 +98,8 @@ class TableConfig:
             or not 0 < self.timeout <= 3600
         ):
             raise ConfigError("the timeout must be between 0 and 3600 seconds")
+        if self.grace == 0 and not isinstance(self.grace, bool):
+            object.__setattr__(self, "grace", default_grace(self.timeout))
         if (
             not isinstance(self.grace, float | int)
             or isinstance(self.grace, bool)
