@@ -46,6 +46,16 @@ MAX_GAMES = 100
 """Games a session may plan at most (the signed session result lists every one)."""
 
 
+def _is_seconds(value: object) -> bool:
+    """A clock setting: a finite number of seconds, more than 0 and at most an hour."""
+    return (
+        isinstance(value, float | int)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 < value <= 3600
+    )
+
+
 class ConfigError(ValueError):
     """Table settings that cannot make a game."""
 
@@ -91,21 +101,11 @@ class TableConfig:
             raise ConfigError("durak-teams needs 4 or 6 players")
         if len(self.table_nonce) != 32:
             raise ConfigError("the table nonce must be 32 bytes")
-        if (
-            not isinstance(self.timeout, float | int)
-            or isinstance(self.timeout, bool)
-            or not math.isfinite(self.timeout)
-            or not 0 < self.timeout <= 3600
-        ):
+        if not _is_seconds(self.timeout):
             raise ConfigError("the timeout must be between 0 and 3600 seconds")
         if self.grace == 0 and not isinstance(self.grace, bool):
             object.__setattr__(self, "grace", default_grace(self.timeout))
-        if (
-            not isinstance(self.grace, float | int)
-            or isinstance(self.grace, bool)
-            or not math.isfinite(self.grace)
-            or not 0 < self.grace <= 3600
-        ):
+        if not _is_seconds(self.grace):
             raise ConfigError("the grace must be between 0 and 3600 seconds")
         self._check_session()
 

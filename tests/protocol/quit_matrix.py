@@ -234,7 +234,7 @@ def _tick(net: Network, frozen: set[int]) -> None:
     net.deliver_all()
 
 
-def _sign_bogus(session: PeerSession, target: bytes) -> bytes:
+def sign_bogus(session: PeerSession, target: bytes) -> bytes:
     """A ``timeout`` verdict naming ``target``, signed by ``session`` as its next message."""
     return session.craft(
         m.VERDICT,
@@ -359,7 +359,7 @@ def _start_fault(
         seats = sessions[quitter].seats
         me = sessions[quitter].my_seat
         target = seats[(me + int(fault.split("@")[1])) % players]
-        frame = _sign_bogus(sessions[quitter], target)
+        frame = sign_bogus(sessions[quitter], target)
         links.dead.add(quitter)  # it says nothing else
         for other in range(players):
             if other != quitter:

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 from protocol_harness import play_out, start, step, table
-from quit_matrix import run_cell
+from quit_matrix import run_cell, sign_bogus
 
 from moska_p2p.bots.builtin import RandomBot
 from moska_p2p.protocol import messages as m
 from moska_p2p.protocol import verdict as v
-from moska_p2p.protocol.session import STOPPED, PeerSession
+from moska_p2p.protocol.session import STOPPED
 from moska_p2p.protocol.tally import decided
 from moska_p2p.protocol.transcript import Report, verify_transcript, write_transcript
 
@@ -53,19 +53,6 @@ def test_a_bogus_verdict_is_its_signers_forfeit(players: int) -> None:
     _assert_quitter_loses(players, "losing", "bogus@1")
 
 
-def _accusation(accuser: PeerSession, accused: bytes) -> bytes:
-    return accuser.craft(
-        m.VERDICT,
-        {
-            "kind": v.TIMEOUT,
-            "culprits": [accused],
-            "reason": "silent",
-            "evidence": [],
-            "relayed": [],
-        },
-    )
-
-
 def test_a_running_peer_never_adopts_a_verdict_of_its_own_silence() -> None:
     """The seat to act thinks for most of the timeout; another seat accuses it of silence.
     It was running all along: the accuser is convicted, in its record and in the others'."""
@@ -74,7 +61,7 @@ def test_a_running_peer_never_adopts_a_verdict_of_its_own_silence() -> None:
     play_out(net, max_moves=3)
     thinker = next(s for s in net.sessions if s.waiting_on() == [s.me])
     accuser, other = (s for s in net.sessions if s is not thinker)
-    frame = _accusation(accuser, thinker.me)
+    frame = sign_bogus(accuser, thinker.me)
     later = net.clock + 8.0  # it has thought for 8 of its 10 s
     thinker.receive(frame, later)
     assert thinker.stage == STOPPED and thinker.verdict is not None
@@ -99,7 +86,7 @@ def test_a_suspension_excuses_only_the_accusation_it_explains() -> None:
     for now in range(int(woke) + 1, int(later)):
         sleeper.tick(float(now))
     assert sleeper.stage != STOPPED
-    sleeper.receive(_accusation(accuser, sleeper.me), later)
+    sleeper.receive(sign_bogus(accuser, sleeper.me), later)
     assert sleeper.verdict is not None and sleeper.verdict.kind == v.LEFT
     assert sleeper.verdict.keys == (accuser.me,) and sleeper.verdict.conviction
 
