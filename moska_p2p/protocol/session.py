@@ -43,7 +43,7 @@ from ..engine.errors import RevealError
 from . import messages as m
 from . import stages
 from . import verdict as v
-from .abandonment import Abandonment, Waiting, is_act
+from .abandonment import CONTACT, Abandonment, Waiting, is_act
 from .claims import ClaimBook
 from .config import TableConfig, table_id
 from .deck_phase import DeckJob, DeckPhase
@@ -166,7 +166,7 @@ class PeerSession:
             m.WAIT: self._on_wait,
             m.LEAVE: self._on_leave,
             m.VERDICT: self._on_verdict,
-            m.SILENT: self.abandonment.on_silent,
+            m.SILENT: self._on_silent,
         }
 
     # ------------------------------------------------------------------ public API
@@ -465,10 +465,13 @@ class PeerSession:
             self._send(m.SILENT, self.abandonment.body(key, now))
             if self.stage == STOPPED:
                 return
+        # The others' deadlines may lag this peer's by up to the grace (what each was last
+        # relayed): a statement waits that long for its quorum.
+        window = max(self.config.timeout, self.config.grace)
         stale = [
             k
             for k in waiting
-            if (at := self.abandonment.stated(k)) is not None and now - at > self.config.timeout
+            if (at := self.abandonment.stated(k)) is not None and now - at > window
         ]
         if stale:
             self._stop_silent(stale, " (the table did not corroborate it)")
@@ -799,6 +802,27 @@ class PeerSession:
             not self.abandonment.in_contact(key, self._now)
             and self._now - self.last_progress >= half
         )
+
+    def _on_silent(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
+        """A statement of silence (§15.5): kept, the quorum checked; and if this peer does
+        not hear that seat either, it corroborates at once instead of waiting for its own
+        deadline (the peers' contact clocks differ by what each was last relayed)."""
+        self.abandonment.on_silent(peer, msg, frame)
+        key, point = msg.body["culprit"], msg.body["point"]
+        if (
+            self.is_observer
+            or peer.key == self.me
+            or key == self.me
+            or point != self.abandonment.point(key)
+            or self.abandonment.stated(key) is not None
+            or not self.abandonment.corroborating()
+            or key not in self.waiting_on()
+        ):
+            return
+        clock, _ = self.abandonment.deadline(key, self.last_progress, self._now)
+        moved = self._now - self.last_progress >= self.config.timeout
+        if clock == CONTACT or moved:
+            self._send(m.SILENT, self.abandonment.body(key, self._now))
 
     def _answers_suspension(self) -> bool:
         """Whether an accusation of this peer's silence, arriving now, answers the last

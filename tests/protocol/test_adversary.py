@@ -669,7 +669,7 @@ def test_a_peer_that_refused_hearsay_of_silence_leaves_a_record_that_verifies(
     }
     # Past the grace peer 0 signs its statement; nobody corroborates it in time (peer 1 has
     # not seen the silence), so it stops with an uncorroborated timeout.
-    stopped = first.tick(100.0) + first.tick(106.0)
+    stopped = first.tick(100.0) + first.tick(112.0)
     sent = [o.frame for o in stopped if isinstance(o, v.Send)]
     assert first.stage == STOPPED and _msg(sent[-1]).type == m.VERDICT
     for frame in sent:

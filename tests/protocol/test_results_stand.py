@@ -269,3 +269,31 @@ def test_verify_shows_who_corroborated_an_abandonment(tmp_path: Path) -> None:
         for other in honest:
             assert other.identity is not None
             assert other.identity.fingerprint in report.verdict.split("corroborated by")[1]
+
+
+def test_a_peer_that_does_not_hear_the_seat_either_corroborates_at_once() -> None:
+    """The others' contact clocks differ by what each was last relayed: a peer that gets a
+    statement about a seat it does not hear either signs its own at once, so the quorum does
+    not wait for its own deadline (and the first signer's does not give up alone)."""
+    dead: list[int] = []
+
+    def drop(source: int, target: int, frame: bytes) -> list[bytes]:
+        return [] if source in dead or target in dead else [frame]
+
+    net = table("moska", 3, seed=38, timeout=10.0, tamper=drop)
+    start(net)
+    play_out(net, max_moves=3)
+    quitter = next(i for i, s in enumerate(net.sessions) if s.waiting_on() == [s.me])
+    dead.append(quitter)
+    early, late = (i for i in range(3) if i != quitter)
+    grace = net.sessions[early].config.grace
+    net.clock += grace / 2
+    net.handle(late, net.sessions[late].tick(net.clock))  # it hears nothing, not for long
+    net.deliver_all()
+    net.clock += grace / 2 + 1.0
+    net.handle(early, net.sessions[early].tick(net.clock))  # past the grace: its statement
+    net.deliver_all()
+    for i in (early, late):
+        verdict = net.sessions[i].verdict
+        assert verdict is not None and verdict.kind == v.ABANDONED, verdict
+        assert verdict.keys == (net.sessions[quitter].me,)

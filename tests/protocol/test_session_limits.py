@@ -159,5 +159,5 @@ def test_a_message_that_waits_is_not_progress() -> None:
     assert stuck.last_progress == since and stuck.peers[seat1.me].heard_at == heard
     assert sent_wait  # it said it was stuck, so a peer holding the pass can send it
     stuck.tick(since + 70.0)  # past the grace: its statement about seat 0
-    stuck.tick(since + 79.0)  # no quorum followed: an uncorroborated timeout
+    stuck.tick(since + 90.0)  # no quorum followed: an uncorroborated timeout
     assert stuck.verdict is not None and stuck.verdict.keys == (stuck.seats[0],)

@@ -48,9 +48,7 @@ def test_each_phase_owns_a_run_of_stages_and_applies_only_its_own_kinds() -> Non
     for stage, row in stages.TABLE.items():
         for kind, what in row.items():
             handler = session._handlers[kind]
-            if kind == m.SILENT:  # the session's own part, the abandonment's clocks
-                assert handler.__self__ is session.abandonment  # type: ignore[attr-defined]
-            elif kind in stages.SESSION_KINDS:
+            if kind in stages.SESSION_KINDS:
                 assert handler.__self__ is session  # type: ignore[attr-defined]
             elif what == stages.APPLY and stage != STOPPED:
                 owner = session._phases[stages.PHASE[stage]]
