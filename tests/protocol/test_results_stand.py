@@ -18,6 +18,7 @@ from moska_p2p.bots.builtin import RandomBot
 from moska_p2p.protocol import messages as m
 from moska_p2p.protocol import verdict as v
 from moska_p2p.protocol.session import STOPPED
+from moska_p2p.protocol.simulate import Network
 from moska_p2p.protocol.tally import decided
 from moska_p2p.protocol.transcript import Report, verify_transcript, write_transcript
 
@@ -236,19 +237,25 @@ def _hash(frame: bytes) -> bytes:
     return _msg(frame).hash
 
 
-def test_verify_shows_who_corroborated_an_abandonment(tmp_path: Path) -> None:
-    """The seat to act dies: the record of each other seat verifies, names it the loser, and
-    says which seats signed the statements (both honest seats)."""
+def _a_seat_dies(seed: int) -> tuple[Network, int]:
+    """A 3-seat game in which the seat to act dies (nothing more from it or to it)."""
     dead: list[int] = []
 
     def drop(source: int, target: int, frame: bytes) -> list[bytes]:
         return [] if source in dead or target in dead else [frame]
 
-    net = table("moska", 3, seed=37, timeout=10.0, tamper=drop)
+    net = table("moska", 3, seed=seed, timeout=10.0, tamper=drop)
     start(net)
     play_out(net, max_moves=3)
     quitter = next(i for i, s in enumerate(net.sessions) if s.waiting_on() == [s.me])
     dead.append(quitter)
+    return net, quitter
+
+
+def test_verify_shows_who_corroborated_an_abandonment(tmp_path: Path) -> None:
+    """The seat to act dies: the record of each other seat verifies, names it the loser, and
+    says which seats signed the statements (both honest seats)."""
+    net, quitter = _a_seat_dies(seed=37)
     honest = [s for i, s in enumerate(net.sessions) if i != quitter]
     for _ in range(100):
         if all(s.stage == STOPPED for s in honest):
@@ -275,16 +282,7 @@ def test_a_peer_that_does_not_hear_the_seat_either_corroborates_at_once() -> Non
     """The others' contact clocks differ by what each was last relayed: a peer that gets a
     statement about a seat it does not hear either signs its own at once, so the quorum does
     not wait for its own deadline (and the first signer's does not give up alone)."""
-    dead: list[int] = []
-
-    def drop(source: int, target: int, frame: bytes) -> list[bytes]:
-        return [] if source in dead or target in dead else [frame]
-
-    net = table("moska", 3, seed=38, timeout=10.0, tamper=drop)
-    start(net)
-    play_out(net, max_moves=3)
-    quitter = next(i for i, s in enumerate(net.sessions) if s.waiting_on() == [s.me])
-    dead.append(quitter)
+    net, quitter = _a_seat_dies(seed=38)
     early, late = (i for i in range(3) if i != quitter)
     grace = net.sessions[early].config.grace
     net.clock += grace / 2
