@@ -238,8 +238,9 @@ _BODIES: dict[str, dict[str, st.SearchStrategy[Any]]] = {
         "kind": _text40,
         "culprits": st.lists(_key32, max_size=7),
         "reason": st.text(max_size=401),
-        "evidence": st.lists(st.binary(max_size=80), max_size=5),
+        "evidence": st.lists(st.binary(max_size=80), max_size=7),
     },
+    m.SILENT: {"culprit": _key32, "point": st.integers(-2, 1 << 21)},
 }
 assert set(_BODIES) == set(m.MESSAGE_TYPES)
 

@@ -159,11 +159,9 @@ class SessionBook:
                 session.dealer,
             )
         elif isinstance(end, v.Stopped) and any(s >= 0 for s in end.verdict.seats):
-            # as verify does: convicted culprits lose; those this peer only lost contact
-            # with are named in the transcript but lose nothing (PROTOCOL.md §15.4)
-            seats = tuple(sorted(s for s in end.verdict.seats if s >= 0))
-            if not end.verdict.conviction:
-                seats = ()
+            # as verify does: the session's losers (a decided game's, and the convicted);
+            # those this peer only lost contact with lose nothing (PROTOCOL.md §15.2, §15.4)
+            seats = tuple(sorted(session.losers))
             number = saved.config.game
             record = GameRecord(number, session.game_id, b"", seats, True, session.dealer)
         else:

@@ -26,16 +26,35 @@ from typing import Any
 from ..engine import make_rules
 from ..errors import ConfigError as ConfigError
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 DEFAULT_TIMEOUT = 30.0
+DEFAULT_GRACE = 60.0
+"""The most seconds a seat out of contact has by default to come back before the table may
+call it gone (§15.1): enough for a process to restart or a laptop to rejoin its network,
+short enough to wait. A table that leaves the grace out gets twice its timeout, at most this
+and never less than the timeout (60 s at the default timeout of 30 s)."""
+
+
+def default_grace(timeout: float) -> float:
+    """The grace of a table that names none (see :data:`DEFAULT_GRACE`)."""
+    return max(float(timeout), min(2.0 * float(timeout), DEFAULT_GRACE))
 MAX_OPTIONS = 32
 MAX_OPTION_TEXT = 40
 _OPTION_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
-_WIRE_FIELDS = ("preset", "players", "options", "timeout", "nonce", "version")
+_WIRE_FIELDS = ("preset", "players", "options", "timeout", "nonce", "version", "grace")
 _SESSION_FIELDS = ("games", "game", "seating", "dealer", "previous")
 MAX_GAMES = 100
 """Games a session may plan at most (the signed session result lists every one)."""
 
+
+def _is_seconds(value: object) -> bool:
+    """A clock setting: a finite number of seconds, more than 0 and at most an hour."""
+    return (
+        isinstance(value, float | int)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 < value <= 3600
+    )
 
 
 @dataclass(frozen=True)
@@ -51,6 +70,7 @@ class TableConfig:
     seating: tuple[bytes, ...] = ()  # game 2 on: the seats' keys, seat 0 first (game 1's)
     dealer: int = -1  # game 2 on: the dealer's seat, the previous game's loser (M24)
     previous: bytes = b""  # game 2 on: the previous game's id
+    grace: float = 0.0  # seconds a seat out of contact has to come back (§15.1); 0: default
 
     def __post_init__(self) -> None:
         if not isinstance(self.preset, str) or not isinstance(self.options, Mapping):
@@ -78,13 +98,12 @@ class TableConfig:
             raise ConfigError("durak-teams needs 4 or 6 players")
         if len(self.table_nonce) != 32:
             raise ConfigError("the table nonce must be 32 bytes")
-        if (
-            not isinstance(self.timeout, float | int)
-            or isinstance(self.timeout, bool)
-            or not math.isfinite(self.timeout)
-            or not 0 < self.timeout <= 3600
-        ):
+        if not _is_seconds(self.timeout):
             raise ConfigError("the timeout must be between 0 and 3600 seconds")
+        if self.grace == 0 and not isinstance(self.grace, bool):
+            object.__setattr__(self, "grace", default_grace(self.timeout))
+        if not _is_seconds(self.grace):
+            raise ConfigError("the grace must be between 0 and 3600 seconds")
         self._check_session()
 
     def _check_session(self) -> None:
@@ -140,6 +159,7 @@ class TableConfig:
             "timeout": float(self.timeout),
             "nonce": self.table_nonce,
             "version": self.version,
+            "grace": float(self.grace),
         } | (
             {
                 "session": {
@@ -178,6 +198,9 @@ class TableConfig:
             raise ConfigError("preset must be text and players an integer")
         if not isinstance(timeout, float | int) or isinstance(timeout, bool):
             raise ConfigError("timeout must be a number")
+        grace = data["grace"]
+        if not isinstance(grace, float | int) or isinstance(grace, bool):
+            raise ConfigError("grace must be a number")
         if not isinstance(nonce, bytes) or type(version) is not int:
             raise ConfigError("nonce must be bytes and version an integer")
         if version != PROTOCOL_VERSION:
@@ -198,7 +221,14 @@ class TableConfig:
                 raise ConfigError("a single game carries no session settings")
         try:
             return cls(
-                preset, players, nonce, dict(options), float(timeout), version, **session
+                preset,
+                players,
+                nonce,
+                dict(options),
+                float(timeout),
+                version,
+                grace=float(grace),
+                **session,
             )
         except TypeError as error:  # pragma: no cover - every field is checked above
             raise ConfigError(str(error)) from None
@@ -210,6 +240,7 @@ class TableConfig:
             f"preset={self.preset}",
             f"players={self.players}",
             f"timeout={self.timeout!r}",
+            f"grace={self.grace!r}",
             "options=" + ",".join(f"{k}={self.options[k]}" for k in sorted(self.options)),
         ]
         text = "\n".join(parts).encode() + b"\nnonce=" + self.table_nonce

@@ -119,6 +119,7 @@ DISCLOSE_CAP = 4 * KiB
 RESULT_CAP = 512
 LEAVE_CAP = 512
 WAIT_CAP = 512
+SILENT_CAP = 512  # a culprit's key, a sequence number and the heads
 VERDICT_CAP = MAX_PAYLOAD  # evidence: whole signed frames
 NET_CAP = 2 * KiB  # lobby and link messages
 NET_START_CAP = 4 * KiB  # the roster: six signed entries (names of up to 40 characters)
@@ -138,6 +139,7 @@ GAME_KINDS: dict[str, int] = {
     "leave": LEAVE_CAP,
     "wait": WAIT_CAP,
     "verdict": VERDICT_CAP,
+    "silent": SILENT_CAP,
 }
 """The game messages (``protocol/messages.py``) and the payload cap of each."""
 

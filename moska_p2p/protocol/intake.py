@@ -51,6 +51,8 @@ class Gate(Protocol):
 
     def _violation(self, violation: Violation) -> None: ...
 
+    def heard_from(self, peer: Peer) -> None: ...
+
 
 class Intake:
     """The frames seen so far, and those held until the game id is known."""
@@ -159,6 +161,7 @@ class Intake:
             self.host._violation(Violation(v.PROTOCOL, msg.sender, refusal, (frame,)))
             return
         self.seen.add(msg.hash)
+        self.host.heard_from(peer)  # its contact clock (§15.1), relayed frames included
         if peer.queue(msg, frame):
             self.host.heads.relay(msg.sender, msg.seq, frame)
         self.host.heads.compare(msg)

@@ -29,8 +29,10 @@ HEAD_HASH = 8  # bytes of a payload hash kept in a head
 HELLO, SEAT, SHUFFLE1, SHUFFLE2 = "hello", "seat", "shuffle1", "shuffle2"
 KEYS, MOVE, CLAIM, DISCLOSE = "keys", "move", "claim", "disclose"
 RESULT, LEAVE, VERDICT, WAIT = "result", "leave", "verdict", "wait"
-MAX_EVIDENCE = 4  # signed frames a verdict message carries
+SILENT = "silent"
+MAX_EVIDENCE = 6  # signed frames a verdict message carries (5: an abandonment at 6 seats)
 MAX_EVIDENCE_FRAME = 12 * 1024  # four fit in a verdict (frames.py caps it at 64 KiB)
+MAX_EVIDENCE_BYTES = 4 * MAX_EVIDENCE_FRAME  # all of a verdict's evidence together
 # Proof sizes (PROTOCOL.md, "Proofs"): the shuffle argument is 4N+5 32-byte items, the
 # re-keying proof two commitments and a response per position.
 SHUFFLE_PROOF_ITEMS = 4
@@ -138,6 +140,8 @@ def _evidence(value: Any, what: str) -> None:
         _bytes(item, f"an item of {what}", None)
         if len(item) > MAX_EVIDENCE_FRAME:
             raise MessageError(f"an item of {what} is longer than {MAX_EVIDENCE_FRAME} bytes")
+    if sum(len(item) for item in value) > MAX_EVIDENCE_BYTES:
+        raise MessageError(f"{what} holds more than {MAX_EVIDENCE_BYTES} bytes")
 
 
 def _claim_card(value: Any, what: str) -> None:
@@ -190,6 +194,7 @@ _FIELDS: dict[str, dict[str, _Check]] = {
     RESULT: {"state": _bytes, "losers": _losers, "transcript": _bytes},
     LEAVE: {"reason": lambda v, w: _str(v, w, 200)},
     WAIT: {},
+    SILENT: {"culprit": _bytes, "point": lambda v, w: _int(v, w, -1, 1 << 20)},
     VERDICT: {
         "kind": lambda v, w: _str(v, w, 40),
         "culprits": _roster,

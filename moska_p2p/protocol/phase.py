@@ -52,6 +52,8 @@ class Peer(SenderLog):
     seat_secret: bytes = b""
     result: tuple[bytes, tuple[int, ...]] | None = None
     heard_at: float = 0.0  # when its last message applied here (this peer's clock)
+    contact_at: float = 0.0  # when a new signed frame of it was last admitted here (§15.1)
+    last_act: int = -1  # its last applied message that is not a keep-alive or a statement
 
 
 class Host(Protocol):

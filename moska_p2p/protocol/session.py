@@ -37,12 +37,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..crypto import deck as mp
-from ..crypto.identity import Identity, is_acceptable_public_key
+from ..crypto.identity import Identity, is_acceptable_public_key, verify
 from ..engine import Game, IllegalMove, Move, make_rules, parse_move
 from ..engine.errors import RevealError
 from . import messages as m
 from . import stages
 from . import verdict as v
+from .abandonment import CONTACT, Abandonment, Waiting, is_act
 from .claims import ClaimBook
 from .config import TableConfig, table_id
 from .deck_phase import DeckJob, DeckPhase
@@ -117,11 +118,16 @@ class PeerSession:
         self._out: list[v.Output] = []
         self.heads = Heads(self.roster, self.peers, self._out_frame, identity is not None)
         self.intake = Intake(self)
+        self.abandonment = Abandonment(self)
+        for peer in self.peers.values():
+            peer.contact_at = now
+        self._alive_at = -1.0e18  # when this peer last sent anything (a keep-alive is due)
         self.last_progress = now
         self._now = now
         self._clock: float | None = None
-        self._suspended_at: float | None = None
-        self._waited_at = -1.0e18
+        self._suspension: tuple[float, float] | None = None
+        """The last gap between two ticks (from, to) longer than ``max_tick_gap``, until an
+        accusation of this peer's silence answers it (§15.3): it excuses that one only."""
         self.owner_word: bool | None = None
         """An observer replaying a file: what the file's owner did with the verdict of
         silence it is about to apply (True: took it, False: refused it; None: judge by the
@@ -160,6 +166,7 @@ class PeerSession:
             m.WAIT: self._on_wait,
             m.LEAVE: self._on_leave,
             m.VERDICT: self._on_verdict,
+            m.SILENT: self._on_silent,
         }
 
     # ------------------------------------------------------------------ public API
@@ -294,7 +301,10 @@ class PeerSession:
         """Take one frame (length prefix included, as on the wire or in a transcript)."""
         self._now = now
         if self.stage in (DONE, STOPPED):
-            return self._drain()  # the game is over: a late frame (a goodbye) changes nothing
+            # The game is over here: a late frame changes nothing, but a peer still playing
+            # may lack what this one holds (§8.3): answer it.
+            self._answer_after_end(frame)
+            return self._drain()
         self._observe_clock(now)
         self.intake.ingest(frame)
         self._pump(now)
@@ -410,29 +420,84 @@ class PeerSession:
         return encode_frame(kind, payload, self.identity.sign(kind, payload))
 
     def tick(self, now: float) -> list[v.Output]:
-        """Let time pass: a peer that owes an answer for longer than the timeout forfeits.
+        """Let time pass: the clocks of the seats the game waits for run (§15.1).
 
-        Only silence this peer saw while it was running counts: if this peer's own clock
-        jumped past the timeout between two calls (it was suspended), it starts counting
-        again instead of blaming whoever it was waiting for.
+        Before the seats are drawn, and at a table of two, a seat that owes an answer past
+        its deadline is named in a ``timeout`` (lost contact, §15.4). From the deck on, at
+        three seats or more, this peer signs a ``silent`` statement about it instead, and the
+        statements of every other seat convict it (``abandoned``, §15.5); a statement no
+        quorum followed within the timeout ends the game with an uncorroborated ``timeout``.
+        Only silence this peer saw while it was running counts (a jump of its own clock
+        restarts every clock). A running peer says so every ``interval`` (a keep-alive).
         """
         self._now = now
         if self.stage in (DONE, STOPPED):
             return self._drain()
         self._observe_clock(now)
         waiting = self.waiting_on()
-        if waiting and now - self.last_progress > self.config.timeout:
-            self._stop(
-                v.Verdict(
-                    v.TIMEOUT,
-                    tuple(self.seat_of.get(k, -1) for k in waiting),
-                    tuple(waiting),
-                    f"did not answer within {self.config.timeout:g} s",
-                )
-            )
-        elif waiting and not self.is_observer and self.me not in waiting and self.game_id:
-            self._maybe_wait(now)
+        since = self.last_progress
+        try:
+            if self.stage in (HELLO, SEAT) or not self.abandonment.corroborating():
+                gone = self._gone(waiting, since, now)
+                if gone:
+                    self._stop_silent(gone)
+            else:
+                self._corroborate(waiting, since, now)
+        except Violation as violation:
+            self._violation(violation)
+        running = self.stage not in (DONE, STOPPED) and not self.is_observer
+        if running and self.game_id and now - self._alive_at >= self.abandonment.interval:
+            self._send(m.WAIT, {})  # a keep-alive: its heads also ask for what is missing
         return self._drain()
+
+    def _gone(self, waiting: list[bytes], since: float, now: float) -> list[bytes]:
+        """The seats waited for past their deadline (before the seats are drawn: the move
+        clock only, the timeout since the last progress)."""
+        if self.stage in (HELLO, SEAT):
+            return list(waiting) if now - since > self.config.timeout else []
+        out = [k for k in waiting if k != self.me]
+        return [k for k in out if now >= self.abandonment.deadline(k, since, now)[1]]
+
+    def _corroborate(self, waiting: list[bytes], since: float, now: float) -> None:
+        """Sign a statement about every seat past its deadline; stop with an uncorroborated
+        ``timeout`` once a statement of this peer waited the timeout for its quorum."""
+        for key in self.abandonment.due(waiting, since, now):
+            self._send(m.SILENT, self.abandonment.body(key, now))
+            if self.stage == STOPPED:
+                return
+        # The others' deadlines may lag this peer's by up to the grace (what each was last
+        # relayed): a statement waits that long for its quorum.
+        window = max(self.config.timeout, self.config.grace)
+        stale = [
+            k
+            for k in waiting
+            if (at := self.abandonment.stated(k)) is not None and now - at > window
+        ]
+        if stale:
+            self._stop_silent(stale, " (the table did not corroborate it)")
+
+    def _stop_silent(self, keys: list[bytes], note: str = "") -> None:
+        self._stop(
+            v.Verdict(
+                v.TIMEOUT,
+                tuple(self.seat_of.get(k, -1) for k in keys),
+                tuple(keys),
+                f"did not answer within {self.config.timeout:g} s{note}",
+            )
+        )
+
+    def waiting_status(self, now: float) -> list[Waiting]:
+        """What the table waits for, for the screens ("bob is not answering: the game waits
+        45 s for them"): every other seat the game waits for, which clock runs for it (its
+        move clock while it is heard, the grace while it is not) and the seconds left."""
+        if self.stage in (DONE, STOPPED):
+            return []
+        return self.abandonment.status(self.waiting_on(), self.last_progress, now)
+
+    def heard_from(self, peer: Peer) -> None:
+        """A new signed frame of ``peer`` was admitted (the intake's call): its contact
+        clock starts again."""
+        self.abandonment.heard(peer, self._now)
 
     def _observe_clock(self, now: float) -> None:
         """Notice that this peer was not running (its driver ticks every few tenths of a
@@ -443,17 +508,9 @@ class PeerSession:
         gap = self.max_tick_gap
         if gap is not None and self._clock is not None and now - self._clock > gap:
             self.last_progress = now
-            self._suspended_at = now
+            self._suspension = (self._clock, now)
+            self.abandonment.reset(now)
         self._clock = max(now, self._clock or now)
-
-    def _maybe_wait(self, now: float) -> None:
-        """Stuck for a quarter of the timeout: say so with a ``wait`` (its heads tell every
-        peer what this one has), so a peer holding a frame that never reached this one sends
-        it (a sender that died half way through a broadcast, a lost frame)."""
-        quarter = self.config.timeout / 4
-        if now - self.last_progress > quarter and now - self._waited_at > quarter:
-            self._waited_at = now
-            self._send(m.WAIT, {})
 
     def waiting_on(self) -> list[bytes]:
         """The peers this session waits for, in roster order."""
@@ -487,6 +544,7 @@ class PeerSession:
         frame = encode_frame(kind, payload, self.identity.sign(kind, payload))
         msg = m.parse_payload(payload)
         self.intake.seen.add(msg.hash)
+        self._alive_at = self._now
         self._out.append(v.Send(frame))
         self._accept(me, msg, frame)  # first: a message sent while applying it comes next
         try:
@@ -500,6 +558,8 @@ class PeerSession:
         if msg.type != m.WAIT:  # a wait says "still here", not "the game moved"
             self.last_progress = self._now  # any message applied, this peer's own included
         peer.heard_at = self._now
+        if is_act(msg.type):
+            peer.last_act = msg.seq
         peer.accept(msg, frame)
 
     def _pump(self, now: float) -> None:
@@ -528,12 +588,15 @@ class PeerSession:
         if self.heads.contradicts(msg):
             return False  # wait for the equivocation's other half (bounded by the timeout)
         if msg.prev != peer.last_hash:
+            # This peer's copy of the previous message goes with it: a peer that holds
+            # another one under that number has both halves of the equivocation (§14.3).
+            previous = peer.accepted.get(msg.seq - 1)
             self._violation(
                 Violation(
                     v.PROTOCOL,
                     peer.key,
                     f"message {msg.seq} does not follow the sender's previous one",
-                    (frame,),
+                    (frame,) if previous is None else (previous[1], frame),
                 )
             )
             return False
@@ -583,21 +646,25 @@ class PeerSession:
             relayed = tuple(k for k in self.roster if k in self.relayed_paths)
             verdict = dataclasses.replace(verdict, relayed=relayed)
         self.verdict = verdict
-        self.play_phase.losers = (
-            tuple(s for s in verdict.seats if s >= 0) if verdict.conviction else ()
-        )
+        self.play_phase.losers = self.outcome_losers(verdict)
         me = self.peers.get(self.me)
         # Before every hello is in there is no game id: the verdict is then signed for the
         # table (its second message, right after its hello), so a table that ends before its
         # game began still leaves a signed record naming who ended it.
         game = self.game_id or (self.table_id if me is not None and me.next_seq == 1 else None)
         if not self.is_observer and game is not None and self.me not in verdict.keys:
-            evidence = [f for f in verdict.evidence if len(f) <= m.MAX_EVIDENCE_FRAME]
+            evidence: list[bytes] = []
+            for f in verdict.evidence[: m.MAX_EVIDENCE]:
+                if len(f) > m.MAX_EVIDENCE_FRAME:
+                    continue
+                if sum(len(e) for e in evidence) + len(f) > m.MAX_EVIDENCE_BYTES:
+                    break
+                evidence.append(f)
             body = {
                 "kind": verdict.kind,
                 "culprits": list(verdict.keys),
                 "reason": verdict.reason[:400],
-                "evidence": evidence[: m.MAX_EVIDENCE],
+                "evidence": evidence,
                 "relayed": list(verdict.relayed),
             }
             assert me is not None
@@ -610,6 +677,15 @@ class PeerSession:
             self._out.append(v.Send(frame))
         self.stage = STOPPED
         self._out.append(v.Stopped(verdict))
+
+    def outcome_losers(self, verdict: v.Verdict) -> tuple[int, ...]:
+        """The losers of a game this verdict stops (§15.2): those the engine already made
+        losers, once the signed moves have ended the game (nothing anyone withholds, says or
+        does afterwards can change that), and every convicted culprit."""
+        g = self.game
+        decided = tuple(g.losers) if g is not None and g.is_over else ()
+        convicted = tuple(s for s in verdict.seats if s >= 0) if verdict.conviction else ()
+        return decided + tuple(s for s in convicted if s not in decided)
 
     # ---------------------------------------------------------------- applying messages
 
@@ -664,23 +740,36 @@ class PeerSession:
         if any(self._pending(evidence) for evidence in body["evidence"]):
             raise Wait  # let the evidence apply in its own senders' order first
         culprits = tuple(body["culprits"])
+        if body["kind"] == v.ABANDONED and len(culprits) == 1:
+            # Proven by its evidence, applied here by now: every other seat's statement.
+            proof = self.abandonment.proves(culprits[0], list(body["evidence"]))
+            if proof is not None:
+                self._stop(
+                    v.Verdict(
+                        v.ABANDONED,
+                        (self.seat_of.get(culprits[0], -1),),
+                        culprits,
+                        body["reason"],
+                        proof,
+                    )
+                )
+                return
         # A departure is proven by its signed leave (evidence, handled above); only silence,
         # which nothing can prove, is taken on another peer's word, and only as below.
         silent = body["kind"] == v.TIMEOUT and culprits
-        # This peer's own silence it accepts only if it knows it was not running (its clock
-        # jumped): otherwise anyone could make a peer concede by accusing it.
-        me_asleep = self.me in culprits and self._suspended_at is not None
-        # Others' silence it accepts only once it has itself heard nothing from them for half
-        # the timeout: a verdict can bring a real timeout forward, never make one up.
-        # An observer (a file has no clock) takes the owner's word for the time, not for who.
-        half = self.config.timeout / 2
-        waited = self.is_observer or all(
-            k in self.peers and self._now - self.peers[k].heard_at >= half for k in culprits
-        )
-        seen_silent = waited and set(culprits) <= set(self.waiting_on())
         if self.is_observer and self.owner_word is not None:
             seen_silent = self.owner_word
-        if silent and (seen_silent or me_asleep):
+        elif self.me in culprits:
+            # A running peer never takes an accusation of its own silence: only one that
+            # answers a suspension it knows of (its clock jumped), once (§15.3).
+            seen_silent = self._answers_suspension()
+        else:
+            # Others' silence it accepts only once it has seen it itself: a verdict can
+            # bring a real timeout forward, never make one up. An observer (a file has no
+            # clock) takes the owner's word for the time, not for who.
+            waiting = set(self.waiting_on())
+            seen_silent = all(k in waiting and self._sees_silence(k) for k in culprits)
+        if silent and seen_silent:
             self._stop(
                 v.Verdict(
                     body["kind"],
@@ -694,6 +783,78 @@ class PeerSession:
         raise Violation(
             v.LEFT, peer.key, f"stopped the game without proof: {body['reason']}", (frame,)
         )
+
+    def _sees_silence(self, key: bytes) -> bool:
+        """Whether this peer has itself seen ``key`` silent (§15.3 step 3): it signed its own
+        statement about it, or has not heard it for three keep-alives while waiting on it for
+        half the timeout (before the seats are drawn, while nothing is heard from it)."""
+        if self.is_observer:
+            return True
+        peer = self.peers.get(key)
+        if peer is None:
+            return False
+        half = self.config.timeout / 2
+        if self.stage in (HELLO, SEAT):
+            return self._now - peer.heard_at >= half
+        if self.abandonment.stated(key) is not None:
+            return True
+        return (
+            not self.abandonment.in_contact(key, self._now)
+            and self._now - self.last_progress >= half
+        )
+
+    def _on_silent(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
+        """A statement of silence (§15.5): kept, the quorum checked; and if this peer does
+        not hear that seat either, it corroborates at once instead of waiting for its own
+        deadline (the peers' contact clocks differ by what each was last relayed)."""
+        self.abandonment.on_silent(peer, msg, frame)
+        key, point = msg.body["culprit"], msg.body["point"]
+        if (
+            self.is_observer
+            or peer.key == self.me
+            or key == self.me
+            or point != self.abandonment.point(key)
+            or self.abandonment.stated(key) is not None
+            or not self.abandonment.corroborating()
+            or key not in self.waiting_on()
+        ):
+            return
+        clock, _ = self.abandonment.deadline(key, self.last_progress, self._now)
+        moved = self._now - self.last_progress >= self.config.timeout
+        if clock == CONTACT or moved:
+            self._send(m.SILENT, self.abandonment.body(key, self._now))
+
+    def _answers_suspension(self) -> bool:
+        """Whether an accusation of this peer's silence, arriving now, answers the last
+        suspension this peer knows of: it comes within half the timeout after this peer woke
+        (the others' verdicts were waiting for it then; a verdict signed after the peer woke
+        would have heard it). The suspension is used up either way: it excuses the one
+        accusation it can explain, never a later one."""
+        gap, self._suspension = self._suspension, None
+        return gap is not None and self._now - gap[1] <= self.config.timeout / 2
+
+    def _answer_after_end(self, frame: bytes) -> None:
+        """A frame reaching a session that is done or stopped: nothing applies, but a peer
+        still playing may lack what this one holds (§8.3). A keep-alive's heads get it the
+        frames it lacks (a frame lost on one link), and a frame that contradicts this peer's
+        copy of the same message gets that copy, the other half of the equivocation."""
+        if self.is_observer or self.game_id is None:
+            return
+        try:
+            kind, payload, signature = open_frame(frame[4:])
+            msg = m.parse_payload(payload)
+        except FrameError:
+            return
+        sender = self.peers.get(msg.sender)
+        if sender is None or msg.game != self.game_id or len(msg.heads) != len(self.roster):
+            return
+        if msg.hash in self.intake.seen or not verify(msg.sender, kind, payload, signature):
+            return  # a copy (relayed again) says nothing new: answering it would echo forever
+        self.intake.seen.add(msg.hash)
+        held = sender.held(msg.seq)
+        if held is not None and held[0] != msg.hash:
+            self.heads.relay(msg.sender, msg.seq, held[1])
+        self.heads.compare(msg)
 
     def _pending(self, frame: bytes) -> bool:
         """Whether ``frame`` (evidence in a verdict) is queued here and not applied yet."""

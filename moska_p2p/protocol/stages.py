@@ -11,9 +11,9 @@ its stages (``advance``: when every peer has done its part) and hands over to th
 for the current stage and the message's kind, one of
 
 - ``APPLY``: the handler runs: the stage's phase's ``on_<kind>``, or the session's own for
-  ``wait``, ``leave`` and ``verdict``, which apply in every stage. The handler still checks
-  the message's turn and content, and may find it early (a later seat's pass, a move for a
-  state not reached yet) or wrong;
+  ``wait``, ``leave``, ``verdict`` and ``silent``, which apply in every stage. The handler
+  still checks the message's turn and content, and may find it early (a later seat's pass, a
+  move for a state not reached yet) or wrong;
 - ``WAIT``: the message came early (PROTOCOL.md §8.2, "What makes a message wait"): it stays
   in its sender's queue until the stage moves on;
 - ``IGNORE``: nothing to do (a goodbye after the result); it stays in the transcript;
@@ -47,23 +47,23 @@ RESULT_AGAIN = "a second result"
 
 KINDS = (
     m.HELLO, m.SEAT, m.SHUFFLE1, m.SHUFFLE2, m.KEYS, m.MOVE, m.CLAIM, m.DISCLOSE, m.RESULT,
-    m.WAIT, m.LEAVE, m.VERDICT,
+    m.WAIT, m.LEAVE, m.VERDICT, m.SILENT,
 )  # fmt: skip
-SESSION_KINDS = frozenset({m.WAIT, m.LEAVE, m.VERDICT})  # the session's own, in every stage
+SESSION_KINDS = frozenset({m.WAIT, m.LEAVE, m.VERDICT, m.SILENT})  # the session's own
 
 A, W, I = APPLY, WAIT, IGNORE  # noqa: E741 - one letter each, so that a row fits a line
 H, S, P, D, R = HELLO_AGAIN, SEAT_AGAIN, PASS_LATE, NOT_ASKED, RESULT_AGAIN
 _ROWS = {
-    #          phase      hello seat shuf1 shuf2 keys move claim discl result wait leave verdict
-    HELLO:    (SEATING,   A,    W,   W,    W,    W,   W,   W,    W,    W,     A,   A,    A),
-    SEAT:     (SEATING,   H,    A,   W,    W,    W,   W,   W,    W,    W,     A,   A,    A),
-    SHUFFLE1: (SHUFFLING, H,    S,   A,    W,    W,   W,   W,    W,    W,     A,   A,    A),
-    SHUFFLE2: (SHUFFLING, H,    S,   P,    A,    W,   W,   W,    W,    W,     A,   A,    A),
-    PLAY:     (PLAYING,   H,    S,   P,    P,    A,   A,   A,    W,    W,     A,   A,    A),
-    DISCLOSE: (PLAYING,   H,    S,   P,    P,    W,   W,   W,    A,    W,     A,   A,    A),
-    RESULT:   (PLAYING,   H,    S,   P,    P,    W,   W,   W,    D,    A,     A,   A,    A),
-    DONE:     (ENDED,     H,    S,   P,    P,    W,   W,   W,    D,    R,     A,   I,    A),
-    STOPPED:  (ENDED,     A,    A,   P,    P,    W,   W,   W,    D,    R,     A,   A,    A),
+    #          phase      hello seat shuf1 shuf2 keys move claim discl result wait leave vrdct silnt
+    HELLO:    (SEATING,   A,    W,   W,    W,    W,   W,   W,    W,    W,     A,   A,    A,      A),
+    SEAT:     (SEATING,   H,    A,   W,    W,    W,   W,   W,    W,    W,     A,   A,    A,      A),
+    SHUFFLE1: (SHUFFLING, H,    S,   A,    W,    W,   W,   W,    W,    W,     A,   A,    A,      A),
+    SHUFFLE2: (SHUFFLING, H,    S,   P,    A,    W,   W,   W,    W,    W,     A,   A,    A,      A),
+    PLAY:     (PLAYING,   H,    S,   P,    P,    A,   A,   A,    W,    W,     A,   A,    A,      A),
+    DISCLOSE: (PLAYING,   H,    S,   P,    P,    W,   W,   W,    A,    W,     A,   A,    A,      A),
+    RESULT:   (PLAYING,   H,    S,   P,    P,    W,   W,   W,    D,    A,     A,   A,    A,      A),
+    DONE:     (ENDED,     H,    S,   P,    P,    W,   W,   W,    D,    R,     A,   I,    A,      I),
+    STOPPED:  (ENDED,     A,    A,   P,    P,    W,   W,   W,    D,    R,     A,   A,    A,      A),
 }  # fmt: skip
 # A stopped session takes no frame (``receive`` drops them); its row says what this peer's own
 # message does when the session stopped while it was being sent (a modified client convicted

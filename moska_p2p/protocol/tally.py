@@ -347,9 +347,10 @@ def check_session(
 
 
 def decided(report: Report) -> bool:
-    """Whether a record decides its game: finished, or stopped by a conviction. A record of
-    lost contact decides nothing (§15.4): it agrees with any other record of its game."""
-    return report.verdict is None or report.conviction
+    """Whether a record decides its game: finished, stopped by a conviction, or stopped
+    after the signed moves had ended it (its losers stand, §15.2). A record of lost contact
+    in an undecided game decides nothing (§15.4): it agrees with any other record of it."""
+    return report.verdict is None or report.conviction or bool(report.losers)
 
 
 def contact_split(

@@ -26,6 +26,7 @@ DISAGREEMENT = "disagreement"
 PROTOCOL = "protocol-violation"
 TIMEOUT = "timeout"
 LEFT = "left"
+ABANDONED = "abandoned"
 
 
 @dataclass(frozen=True)
@@ -46,18 +47,14 @@ class Verdict:
         """Whether this verdict convicts its culprits (they lose the game), or only records
         that its signer lost contact with them (PROTOCOL.md §15.4).
 
-        Silence proves nothing about who is at fault: a peer cut off from the others sees
-        them all silent, and they see it silent; each can only say "I lost contact with X".
-        So a ``timeout`` never convicts, and neither does a ``left`` whose only evidence is
-        another peer's ``timeout`` verdict that this peer could not confirm (that peer lost
-        contact and stopped). Everything else is proven by signed frames anyone can check: a
-        cheat, a signed ``leave`` (a resignation), a verdict claiming a cheat it cannot
-        prove."""
-        if self.kind == TIMEOUT:
-            return False
-        if self.kind == LEFT and len(self.evidence) == 1:
-            return _verdict_kind(self.evidence[0]) != TIMEOUT
-        return True
+        One peer's silence proves nothing about who is at fault: a peer cut off from the
+        others sees them all silent, and they see it silent; each can only say "I lost
+        contact with X". So a ``timeout`` (silence the table did not corroborate) never
+        convicts. Everything else is proven by signed frames anyone can check: a cheat, a
+        signed ``leave`` (a resignation), a stop its signer could not prove (a verdict of
+        silence this peer did not see, a verdict naming this running peer), ``abandoned``
+        (every other seat signed that the culprit went silent at one point of the game)."""
+        return self.kind != TIMEOUT
 
     def describe(self, names: dict[bytes, str] | None = None) -> str:
         who = []
@@ -65,7 +62,10 @@ class Verdict:
             name = (names or {}).get(key)
             label = f"seat {seat}" if seat >= 0 else "a peer"
             who.append(f"{label} ({name + ', ' if name else ''}{fingerprint_of(key)})")
-        note = "" if self.conviction else " (lost contact: not a conviction)"
+        note = "" if self.conviction else " (lost contact, uncorroborated: not a conviction)"
+        if self.kind == ABANDONED:
+            signers = [fingerprint_of(k) for k in statement_signers(self.evidence)]
+            note = f" (corroborated by {', '.join(signers)})" if signers else ""
         return f"{self.kind}: {', '.join(who)}: {self.reason}{note}"
 
 
@@ -86,17 +86,20 @@ def relayed_note(verdict: Verdict, keys: tuple[bytes, ...] | None = None) -> str
     )
 
 
-def _verdict_kind(frame: bytes) -> str | None:
-    """The kind of the verdict a frame carries (None: not a verdict message)."""
-    try:
-        _, payload, _ = open_frame(frame[4:])
-        msg = m.parse_payload(payload)
-    except FrameError:
-        return None
-    if msg.type != m.VERDICT:
-        return None
-    kind = msg.body.get("kind")
-    return kind if isinstance(kind, str) else None
+def statement_signers(evidence: tuple[bytes, ...]) -> list[bytes]:
+    """The signers of the ``silent`` statements among a verdict's evidence (§15.5): who
+    corroborated an abandonment. Frames that do not open are skipped (a verdict's evidence
+    is checked where it is applied, not here)."""
+    out = []
+    for frame in evidence:
+        try:
+            _, payload, _ = open_frame(frame[4:])
+            msg = m.parse_payload(payload)
+        except FrameError:
+            continue
+        if msg.type == m.SILENT:
+            out.append(msg.sender)
+    return out
 
 
 @dataclass(frozen=True)

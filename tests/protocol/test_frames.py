@@ -203,7 +203,7 @@ def test_the_caps_per_kind() -> None:
     expected = {
         "hello": 2 * kib, "seat": 256, "shuffle1": 16 * kib, "shuffle2": 12 * kib,
         "keys": 4 * kib, "move": 4 * kib, "claim": 512, "disclose": 4 * kib, "result": 512,
-        "leave": 512, "wait": 512, "verdict": MAX_PAYLOAD,
+        "leave": 512, "wait": 512, "verdict": MAX_PAYLOAD, "silent": 512,
     }  # fmt: skip
     assert expected == GAME_KINDS
     assert all(kind.startswith("net/") and cap <= 4 * kib for kind, cap in NET_KINDS.items())

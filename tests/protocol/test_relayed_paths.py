@@ -25,7 +25,9 @@ def _stopped_on_silence(relayed_seat: int | None) -> tuple[PeerSession, v.Verdic
     judge = next(s for s in net.sessions if s is not silent)
     if relayed_seat is not None:
         judge.set_relayed_paths([judge.seats[relayed_seat]])
-    sent = [o.frame for o in judge.tick(net.clock + 100.0) if isinstance(o, v.Send)]
+    judge.tick(net.clock + 100.0)  # past the grace: its statement of the silence (§15.5)
+    # Nobody corroborates it (the judge's statement never left): an uncorroborated timeout.
+    sent = [o.frame for o in judge.tick(net.clock + 112.0) if isinstance(o, v.Send)]
     assert judge.stage == STOPPED and judge.verdict is not None
     return judge, judge.verdict, [f for f in sent if _msg(f).type == m.VERDICT]
 

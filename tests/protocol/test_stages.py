@@ -18,7 +18,7 @@ from moska_p2p.protocol.simulate import Network
 
 ALL_KINDS = {
     m.HELLO, m.SEAT, m.SHUFFLE1, m.SHUFFLE2, m.KEYS, m.MOVE, m.CLAIM, m.DISCLOSE, m.RESULT,
-    m.WAIT, m.LEAVE, m.VERDICT,
+    m.WAIT, m.LEAVE, m.VERDICT, m.SILENT,
 }  # fmt: skip
 REASONS = {
     stages.HELLO_AGAIN, stages.SEAT_AGAIN, stages.PASS_LATE, stages.NOT_ASKED,

@@ -207,13 +207,13 @@ def invalid_frames() -> list[dict[str, Any]]:
         ),
         ("leave reason of 201", body("leave", {"reason": "x" * 201}), "message", "longer than 200"),
         (
-            "verdict with 5 evidence frames",
+            "verdict with 7 evidence frames",
             body(
                 "verdict",
-                {"kind": "timeout", "culprits": [], "reason": "", "evidence": [b"x"] * 5},
+                {"kind": "timeout", "culprits": [], "reason": "", "evidence": [b"x"] * 7},
             ),
             "message",
-            "more than 4",
+            "more than 6",
         ),
         (
             "verdict kind of 41 characters",
@@ -269,6 +269,7 @@ FRAME_NAMES = (
     "leave",
     "wait",
     "verdict",
+    "silent",
 )
 
 
@@ -307,6 +308,15 @@ def framing_vectors(durak: Table, disclosing: Table) -> dict[str, Any]:
     )
     chosen[m.WAIT] = leaver.craft(m.WAIT, {}, seq=message(chosen[m.LEAVE]).seq)
     notes[m.WAIT] = "crafted: what peer 1 would sign, in place of the leave, if it were stuck"
+    chosen[m.SILENT] = leaver.craft(
+        m.SILENT,
+        {"culprit": durak.peers[2].me, "point": durak.peers[1].peers[durak.peers[2].me].last_act},
+        seq=message(chosen[m.LEAVE]).seq,
+    )
+    notes[m.SILENT] = (
+        "crafted: what peer 1 would sign, in place of the leave, had peer 2 gone silent after"
+        " its last act (its result)"
+    )
     raw_example = Identity.from_seed(bytes(32))
     raw_payload = pack({"reason": "bedtime"})
     raw_frame = signed_as(raw_example, "leave", raw_payload)

@@ -38,7 +38,7 @@ GAMES: list[tuple[str, str, int, int, dict[str, str]]] = [
     ("game-durak-3.moska", "durak", 3, 36, {}),  # D3 claim rounds
 ]
 # A denial settled at the end: peers that keep their trumps (seed from disclosing_seed()).
-DISCLOSE_GAME = ("game-durak-disclose-2.moska", "durak", 2, 2)
+DISCLOSE_GAME = ("game-durak-disclose-2.moska", "durak", 2, 3)
 
 
 def game_table(
