@@ -72,9 +72,11 @@ def _show_version(value: bool) -> None:
         from importlib.metadata import version
 
         from ..crypto.msm import describe
+        from ..engine import IMPLEMENTATION
 
         typer.echo(f"moska-p2p {version('moska-p2p')}")
         typer.echo(f"proof arithmetic: {describe()[0]}")
+        typer.echo(f"rules engine: {IMPLEMENTATION}")
         raise typer.Exit()
 
 
