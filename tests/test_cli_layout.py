@@ -18,7 +18,7 @@ CLI = ROOT / "moska_p2p" / "cli"
 NET = ROOT / "moska_p2p" / "net"
 
 COMMANDS = [
-    "play", "presets", "arena", "replay-check", "ratings", "replay", "export", "rules",
+    "play", "presets", "stats", "arena", "replay-check", "ratings", "replay", "export", "rules",
     "keygen", "simulate", "verify", "host", "join", "watch", "tables", "relay", "config",
 ]  # fmt: skip
 """``moska --help``'s commands, in its order."""

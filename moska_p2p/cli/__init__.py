@@ -3,7 +3,7 @@
 One module per group of commands, each command a plain function; this module puts them on
 one typer :data:`app`, in the order ``moska --help`` lists them (:data:`COMMANDS`):
 
-- :mod:`.local`: ``play`` (and ``play --watch``), ``presets``, ``rules``
+- :mod:`.local`: ``play`` (and ``play --watch``), ``presets``, ``rules``, ``stats``
 - :mod:`.arena`: ``arena``, ``replay-check``, ``ratings``
 - :mod:`.replay`: ``replay``, ``export``
 - :mod:`.p2p`: ``keygen``, ``simulate``, ``verify``
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("play", local.play),
     ("presets", local.presets),
+    ("stats", local.stats),
     ("arena", arena.arena),
     ("replay-check", arena.replay_check),
     ("ratings", arena.ratings),
