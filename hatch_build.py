@@ -122,7 +122,7 @@ class CompiledEngineHook(BuildHookInterface):  # type: ignore[type-arg]
             return
         try:
             built = cached_build(root)
-        except Exception:  # any failure: a pure install, never a failed one
+        except (Exception, SystemExit):  # any failure (mypyc exits on a type error): pure
             detail = traceback.format_exc(limit=3)
             self.app.display_warning(
                 "moska-p2p: could not compile the engine with mypyc; installing the pure "

@@ -115,8 +115,10 @@ def test_an_edited_source_makes_the_engine_pure_until_it_is_compiled_again(
     assert "game.py changed since the compile" in played["implementation"]
 
 
-def test_a_wheel_whose_compile_fails_is_built_pure(tmp_path: Path) -> None:
-    """No working C compiler (``CC=false``): the build warns and ships the pure engine."""
+@pytest.mark.parametrize("failure", ["no C compiler", "a type error"])
+def test_a_wheel_whose_compile_fails_is_built_pure(tmp_path: Path, failure: str) -> None:
+    """No working C compiler (``CC=false``), or a source mypyc refuses (it exits): the build
+    warns and ships the pure engine."""
     pytest.importorskip("hatchling", reason="hatchling (dev extra) builds the wheel offline")
     pytest.importorskip("mypyc", reason="mypy (dev extra) holds mypyc")
     tree = tmp_path / "tree"
@@ -128,9 +130,14 @@ def test_a_wheel_whose_compile_fails_is_built_pure(tmp_path: Path) -> None:
         tree / "moska_p2p",
         ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "compiled.json"),
     )
+    env = dict(os.environ)
+    if failure == "no C compiler":
+        env |= {"CC": "false", "LDSHARED": "false"}
+    else:
+        constants = tree / "moska_p2p" / "engine" / "constants.py"
+        constants.write_text(constants.read_text() + '\nREFUSED: int = "not an int"\n')
     out = tmp_path / "dist"
     build = "import sys; from hatchling.build import build_wheel; print(build_wheel(sys.argv[1]))"
-    env = dict(os.environ, CC="false", LDSHARED="false")
     env.pop("MOSKA_PURE_ENGINE", None)
     done = subprocess.run(
         [sys.executable, "-c", build, str(out)],
