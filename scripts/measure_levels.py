@@ -12,6 +12,7 @@ quoting), larger for the fast bots.
 
     python scripts/measure_levels.py                                 # every level, 3 presets
     python scripts/measure_levels.py --levels easy,hard --presets moska --games 300
+    python scripts/measure_levels.py --levels hard --games 48,120 --seed 2  # another sample
     python scripts/measure_levels.py --json levels.json
 """
 
@@ -64,7 +65,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--levels", default="easy,hard,strongest")
     parser.add_argument("--presets", default="moska,durak,mustamaija")
-    parser.add_argument("--games", type=int, help="games of every run (default: per level)")
+    parser.add_argument(
+        "--games",
+        help="games of every run, or N,M: N for the lone expert, M for the lone level's bot"
+        " (default: per level)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
@@ -75,10 +80,13 @@ def main() -> int:
         if level.bot == "expert":
             continue
         expert_games, level_games = DEFAULT_GAMES.get(name, (100, 100))
+        if args.games:
+            counts = [int(n) for n in args.games.split(",")]
+            expert_games, level_games = counts[0], counts[-1]
         for preset in args.presets.split(","):
             for lone, others, games in (
-                ("expert", level.bot, args.games or expert_games),
-                (level.bot, "expert", args.games or level_games),
+                ("expert", level.bot, expert_games),
+                (level.bot, "expert", level_games),
             ):
                 row = lone_seat(preset, lone, others, games, args.seed) | {"level": name}
                 rows.append(row)
