@@ -59,19 +59,21 @@ print(json.dumps({
 """
 
 
+def _python(
+    code: str, *args: str, cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", code, *args]
+    return subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
+    )
+
+
 def _run(code: str, *args: str, pure: bool, path: Path = ROOT) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=str(path))
     env.pop("MOSKA_PURE_ENGINE", None)
     if pure:
         env["MOSKA_PURE_ENGINE"] = "1"
-    done = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    done = _python(code, *args, cwd=path, env=env)
     assert done.returncode == 0, done.stderr
     result: dict[str, str] = json.loads(done.stdout.splitlines()[-1])
     return result
@@ -139,14 +141,7 @@ def test_a_wheel_whose_compile_fails_is_built_pure(tmp_path: Path, failure: str)
     out = tmp_path / "dist"
     build = "import sys; from hatchling.build import build_wheel; print(build_wheel(sys.argv[1]))"
     env.pop("MOSKA_PURE_ENGINE", None)
-    done = subprocess.run(
-        [sys.executable, "-c", build, str(out)],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    done = _python(build, str(out), cwd=tree, env=env)
     assert done.returncode == 0, done.stderr
     assert "could not compile the engine" in done.stdout + done.stderr
     wheel = out / done.stdout.strip().splitlines()[-1]
