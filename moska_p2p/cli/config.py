@@ -36,6 +36,8 @@ from typer import _click
 from typer._click.exceptions import BadParameter
 from typer.core import TyperGroup, TyperOption
 
+from ..errors import ConfigError as ConfigError  # a config file that cannot be used
+
 CONFIG_ENV = "MOSKA_CONFIG"
 """The environment variable naming the config file to read instead of the default one."""
 
@@ -43,10 +45,6 @@ LANG_KEY = "lang"
 """The language (``en`` or ``fi``): the global ``--lang``'s default."""
 COLOR_KEYS = ("color", "colour")
 """Keys for the colours: ``color = false`` is ``--no-color`` (NO_COLOR=1) everywhere."""
-
-
-class ConfigError(Exception):
-    """A config file that cannot be used; the message names the file and the line."""
 
 
 @dataclass

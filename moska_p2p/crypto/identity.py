@@ -49,6 +49,8 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from .. import dirs
+
 __all__ = [
     "DOMAIN",
     "FINGERPRINT_BYTES",
@@ -86,7 +88,6 @@ FINGERPRINT_BYTES = 8
 
 _KIND = re.compile(rf"[a-z0-9/_-]{{1,{MAX_KIND}}}")
 
-_APP_DIR = "moska-p2p"
 _FILE_NAME = "identity.pem"
 
 StrPath = str | os.PathLike[str]
@@ -286,9 +287,7 @@ def default_identity_path() -> Path:
     Follows the XDG base directory specification: ``$XDG_CONFIG_HOME`` when it is set to an
     absolute path (the spec says a relative value must be ignored), else ``~/.config``.
     """
-    config = os.environ.get("XDG_CONFIG_HOME", "")
-    base = Path(config) if config and Path(config).is_absolute() else Path.home() / ".config"
-    return base / _APP_DIR / _FILE_NAME
+    return dirs.config_dir() / _FILE_NAME
 
 
 def writable_by_others(path: StrPath) -> int | None:

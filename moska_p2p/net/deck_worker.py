@@ -34,7 +34,7 @@ class WorkOwner(Protocol):
 
     session: PeerSession | None
 
-    def _handle(
+    def handle(
         self, outputs: Sequence[v.Output], echo_of: tuple[bytes, bytes] | None = None
     ) -> None: ...
 
@@ -59,4 +59,4 @@ class DeckWorker:
         session = self._session
         if self._owner.session is not session:
             return  # the node moved on to the next game: this one's work is of no use
-        self._owner._handle(session.finish_job(job, outcome, trio.current_time()))
+        self._owner.handle(session.finish_job(job, outcome, trio.current_time()))

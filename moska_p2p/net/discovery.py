@@ -60,6 +60,7 @@ from ..crypto.identity import (
     is_acceptable_public_key,
     verify,
 )
+from ..errors import Error
 from ..protocol.config import PROTOCOL_VERSION, TableConfig
 from ..protocol.frames import (
     BEACON,
@@ -129,7 +130,7 @@ _SPEC: Spec = {
 }
 
 
-class DiscoveryError(Exception):
+class DiscoveryError(Error):
     """Discovery is misconfigured or this machine cannot join the multicast group."""
 
 

@@ -29,27 +29,26 @@ anyway): an abort never buys a better seat at the next table of the same host.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from .. import dirs
 from ..crypto.identity import PUBLIC_KEY_SIZE, fingerprint_of, writable_by_others
+from ..errors import Error
 
 FILE_NAME = "known_peers"
 ABORTED = "aborted"
 
 
-class KnownPeersError(Exception):
+class KnownPeersError(Error):
     """The known-peers file cannot be used (unreadable, or others may write it)."""
 
 
 def default_known_peers_path() -> Path:
     """``$XDG_CONFIG_HOME/moska-p2p/known_peers`` (``~/.config`` when unset or relative)."""
-    config = os.environ.get("XDG_CONFIG_HOME", "")
-    base = Path(config) if config and Path(config).is_absolute() else Path.home() / ".config"
-    return base / "moska-p2p" / FILE_NAME
+    return dirs.config_dir() / FILE_NAME
 
 
 @dataclass(frozen=True)

@@ -23,17 +23,18 @@ import logging
 import math
 import secrets
 import socket
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import trio
 
-from ..crypto.identity import fingerprint_of
+from ..crypto.identity import Identity, fingerprint_of
 from ..protocol.config import lobby_id
-from .admission import Ticket
+from ..protocol.session import PeerSession
+from .admission import Admission, Quiet, Ticket
 from .link import Link
-from .relay_client import RELAYED_HOST, RelayUnreachable, VirtualStream
-from .runner import RunnerNode
-from .state import EXIT_FAILED, Outcome, _reason
+from .persist import SavedGame
+from .relay_client import RELAYED_HOST, RelayClient, RelayUnreachable, VirtualStream
+from .state import HostLobby, NodeOptions, Stats, reason_of
 from .wire import (
     DIALER,
     HI,
@@ -41,9 +42,8 @@ from .wire import (
     LINK,
     LISTENER,
     MAX_NAME,
-    NEXT,
     REFUSE,
-    SYNC,
+    TRANSPORT_ERRORS,
     WATCH,
     WELCOME,
     Entry,
@@ -89,21 +89,118 @@ ACCEPT_QUIET = 10.0
 _RESOURCE_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
-class LinkNode(RunnerNode):
-    """A node's connections (see the module docstring)."""
+class WatchDoor(Protocol):
+    """Who answers a spectator's ``watch`` at our port (:mod:`.watch_host`)."""
 
-    async def _listen(self, port: int) -> list[trio.SocketListener] | None:
-        """Listen on ``port`` of ``--bind``; None (the outcome concluded with the reason) when
-        this machine cannot: the port in use, an address it does not have."""
-        try:
-            listeners = await trio.open_tcp_listeners(port, host=self.o.bind)
-        except OSError as error:
-            self._conclude(Outcome(EXIT_FAILED, _listen_failure(self.o.bind, port, error)))
-            return None
+    async def admit(
+        self, fs: FrameStream, msg: NetMessage, nonce: bytes, address: str, ticket: Ticket
+    ) -> None: ...
+
+
+async def refuse(identity: Identity, fs: FrameStream, reason: str) -> NoReturn:
+    """Tell the other side why, then end this connection (raises). The frame is signed
+    before the timer starts, and the timer is :data:`REFUSE_WAIT`: only a peer that does
+    not read can make it run out, not a slow machine. After the handshake (the lobby's
+    refusals) it is bound to this connection like any link message."""
+    frame = net_frame(identity, REFUSE, {"reason": reason}, fs.link)
+    with trio.move_on_after(REFUSE_WAIT):
+        await fs.send(frame)
+    raise HandshakeError(f"refused: {reason}")
+
+
+class LobbyDoor(Protocol):
+    """Who answers a joiner's ``join`` at our port (:mod:`.lobby`)."""
+
+    hosting: HostLobby | None  # the host's side of the lobby (None: not a host)
+
+    def refusal(self, key: bytes, entry: Entry) -> str:
+        """Why the lobby cannot seat the joiner ``key`` now ("" if it can), asked before the
+        ``welcome``."""
+        ...
+
+    async def seat(self, fs: FrameStream, msg: NetMessage, entry: Entry, address: str) -> None:
+        """Seat a joiner whose key is proved."""
+        ...
+
+
+class MeshGame(Protocol):
+    """What the links use of the game runner (:mod:`.runner`): the game they carry, whom a
+    link may serve, and the runner as the owner of every link (:class:`~.link.LinkOwner`)."""
+
+    identity: Identity
+    session: PeerSession | None
+    saved: SavedGame | None
+    table_id: bytes  # what every game link is bound to (PROTOCOL.md §22)
+    send_timeout: float
+    ready: trio.Event  # set when a game begins
+    over: trio.Event
+    closing: trio.Event  # the table breaks up: links end, nobody redials
+    gone: set[bytes]  # peers that said bye
+
+    def on_frame(self, frame: bytes, source: bytes) -> None: ...
+
+    def on_net(self, link: Link, message: NetMessage) -> None: ...
+
+    def label(self, key: bytes) -> str: ...
+
+    def greet(self, link: Link) -> None:
+        """A link to ``link.key`` is up: queue what it must carry first."""
+        ...
+
+    def tell_paths(self) -> None:
+        """Which links go through a relay changed (:attr:`Mesh.relayed`)."""
+        ...
+
+
+class Mesh:
+    """A node's connections (see the module docstring): our port, the handshakes, the game
+    links by peer key, and the table's relay when there is one.
+
+    Wired after construction (:class:`~.node.Node` does it, in one place): :attr:`game`, the
+    game runner; :attr:`lobby`, who seats joiners; :attr:`spectators`, who answers a
+    ``watch``; :attr:`nursery`, where connections are served while the node runs."""
+
+    game: MeshGame
+    lobby: LobbyDoor
+    spectators: WatchDoor
+    nursery: trio.Nursery | None = None
+
+    def __init__(self, options: NodeOptions, identity: Identity, stats: Stats) -> None:
+        self.o = options
+        self.identity = identity
+        self.me = identity.public_bytes
+        self.stats = stats
+        self.port = 0  # our listening port (a peer that does not listen: the relay's, for show)
+        self.links: dict[bytes, Link] = {}  # the live game link to each peer
+        self.relay_client: RelayClient | None = None  # our connection to the table's relay
+        self.relayed: set[bytes] = set()  # peers whose latest link went through a relay
+        self.admission = Admission(options.max_pending, options.max_pending_per_address)
+        self._quiet = Quiet()
+        self._upgrading: set[bytes] = set()  # earlier peers whose direct address we retry
+
+    async def listen(self, port: int) -> list[trio.SocketListener]:
+        """Listen on ``port`` of ``--bind``; OSError when this machine cannot (the port in use,
+        an address it does not have: :func:`listen_failure` says it in one line)."""
+        listeners = await trio.open_tcp_listeners(port, host=self.o.bind)
         self.port = int(listeners[0].socket.getsockname()[1])
         return listeners
 
-    async def _serve(self, listeners: list[trio.SocketListener]) -> None:
+    def shed_strangers(self) -> None:
+        """The table is done: strangers are of no use now, and their descriptors may be
+        needed to check the transcript."""
+        self.admission.shed(len(self.admission.pending))
+        self.admission.total = self.admission.configured = min(self.admission.total, 2)
+
+    def _path_is(self, key: bytes, relayed: bool) -> None:
+        """The latest link to ``key`` goes through a relay (or not): the game runner tells
+        the session, so that a verdict it signs says which paths were relayed (§7.11)."""
+        if relayed:
+            self.relayed.add(key)
+        else:
+            self.relayed.discard(key)
+        self.game.tell_paths()
+
+    async def serve(self, listeners: list[trio.SocketListener]) -> None:
         """Accept connections on every listener (our own loop, not ``trio.serve_listeners``:
         an accept error is logged once per burst and backed off, never a traceback each)."""
         async with trio.open_nursery() as nursery:
@@ -145,7 +242,7 @@ class LinkNode(RunnerNode):
                             error.strerror or error,
                         )
                     if error.errno in _RESOURCE_ERRNOS:
-                        self._admission.squeeze()  # strangers' descriptors, never a game link
+                        self.admission.squeeze()  # strangers' descriptors, never a game link
                     await trio.sleep(delay)
                     delay = min(delay * 2, ACCEPT_BACKOFF[1])
                     continue
@@ -153,21 +250,21 @@ class LinkNode(RunnerNode):
                 if burst and trio.current_time() - last_failure > ACCEPT_QUIET:
                     log.info("accepting connections again (%d accepts failed)", burst)
                     burst = 0
-                    self._admission.relax()
+                    self.admission.relax()
                 try:
                     where = "{}:{}".format(*stream.socket.getpeername()[:2])
                 except OSError:
                     where = "an unknown address"
                 address = where.rpartition(":")[0] or where
-                ticket = self._admission.admit(address)
+                ticket = self.admission.admit(address)
                 if ticket is None:
                     self.stats.refused_connections += 1
                     self._quiet.warning(
                         "refused connections from %s: too many that have not proved their key"
                         " (at most %d, %d per address)",
                         address,
-                        self._admission.total,
-                        self._admission.per_address,
+                        self.admission.total,
+                        self.admission.per_address,
                     )
                     await trio.aclose_forcefully(stream)
                     continue
@@ -192,28 +289,28 @@ class LinkNode(RunnerNode):
                 self._quiet.warning(
                     "closed a connection from %s: shed, to free a descriptor", where
                 )
-        except Exception as error:
-            self._quiet.warning("closed a connection from %s: %s", where, _reason(error))
+        except* TRANSPORT_ERRORS as group:
+            self._quiet.warning("closed a connection from %s: %s", where, reason_of(group))
         finally:
             ticket.release()
             await trio.aclose_forcefully(stream)
 
-    def _relayed_in(self, stream: VirtualStream) -> None:
+    def relayed_in(self, stream: VirtualStream) -> None:
         """A member of the table's room opened a virtual link to us through the relay: the
         listener's handshake, as for a connection to our port, under the same caps on
         strangers (counted by the key the relay names)."""
-        nursery = self._nursery
+        nursery = self.nursery
         relay = self.relay_client
         assert nursery is not None and relay is not None
         where = f"the relay {relay.address}"
-        ticket = self._admission.admit(f"{where} for {fingerprint_of(stream.key)}")
+        ticket = self.admission.admit(f"{where} for {fingerprint_of(stream.key)}")
         if ticket is None:
             self.stats.refused_connections += 1
             nursery.start_soon(trio.aclose_forcefully, stream)
             return
         nursery.start_soon(self._accept, stream, where, ticket, where)
 
-    async def _open_stream(
+    async def open_stream(
         self, host: str, port: int, key: bytes | None
     ) -> trio.abc.HalfCloseableStream:
         """A connection to the peer ``key`` at ``host:port``: TCP when the address is a
@@ -226,15 +323,15 @@ class LinkNode(RunnerNode):
                 raise RelayUnreachable("that peer is reached through a relay, and we have none")
             return await relay.open(key)
         if relay is None or key is None:
-            return await self._connect_direct(host, port)
+            return await self.connect_direct(host, port)
         try:
             with trio.fail_after(DIRECT_TRY):
-                return await self._connect_direct(host, port)
+                return await self.connect_direct(host, port)
         except (OSError, trio.TooSlowError) as error:
-            log.info("%s:%d does not answer (%s): through the relay", host, port, _reason(error))
+            log.info("%s:%d does not answer (%s): through the relay", host, port, reason_of(error))
         return await relay.open(key)
 
-    async def _connect_direct(self, host: str, port: int) -> trio.abc.HalfCloseableStream:
+    async def connect_direct(self, host: str, port: int) -> trio.abc.HalfCloseableStream:
         """A TCP connection to ``host:port``: the one place this node opens a direct
         connection to a peer (so that a test can make that path fail, then answer)."""
         return await trio.open_tcp_stream(host, port)
@@ -245,54 +342,55 @@ class LinkNode(RunnerNode):
         :mod:`.wire`); then the connection is a lobby seat or a game link."""
         nonce = secrets.token_bytes(32)
         hello: dict[str, Any] = {"nonce": nonce, "name": self.o.name[:MAX_NAME]}
-        lobby = self._lobby
+        lobby = self.lobby.hosting
         if lobby is not None:
             hello["config"] = lobby.config.to_wire()
         with trio.fail_after(self.o.handshake_timeout):
             await fs.send(net_frame(self.identity, HI, hello))
             msg = await fs.receive_net(JOIN, LINK, WATCH)
         if msg.kind == WATCH:  # a spectator (issue 24 item 5): .watch_host
-            await self._watch_in(fs, msg, nonce, address, ticket)
+            await self.spectators.admit(fs, msg, nonce, address, ticket)
             return
         if msg.kind == JOIN:
             if lobby is None:
-                await self._refuse(fs, "this peer is not the host of a table")
+                await refuse(self.identity, fs, "this peer is not the host of a table")
             table = lobby_id(lobby.config)
         else:
             with trio.move_on_after(self.o.connect_timeout):
-                await self.ready.wait()  # a joiner may be dialed before it has the start
-            if self.saved is None:
-                await self._refuse(fs, "this peer has no game yet")
-            table = self._table_id
+                await self.game.ready.wait()  # a joiner may be dialed before it has the start
+            if self.game.saved is None:
+                await refuse(self.identity, fs, "this peer has no game yet")
+            table = self.game.table_id
         with trio.fail_after(self.o.handshake_timeout):
             if msg.body["table"] != table:
-                await self._refuse(fs, "that is another table")
+                await refuse(self.identity, fs, "that is another table")
             dialer_nonce = msg.body["nonce"]
             parts = (table, msg.key, self.me, dialer_nonce, nonce)
             if not check_link_proof(msg.body["proof"], *parts, DIALER):
-                await self._refuse(fs, "a proof of key that does not answer this connection")
+                why = "a proof of key that does not answer this connection"
+                await refuse(self.identity, fs, why)
             entry: Entry | None = None
             if msg.kind == JOIN:
                 entry = self._joiner_entry(msg, table)
                 if entry is None:
-                    await self._refuse(fs, "a roster entry that its key did not sign")
-                refusal = self._lobby_refusal(msg.key, entry)
+                    await refuse(self.identity, fs, "a roster entry that its key did not sign")
+                refusal = self.lobby.refusal(msg.key, entry)
                 if refusal:  # before the welcome: the joiner never reads "joined"
-                    await self._refuse(fs, refusal)
+                    await refuse(self.identity, fs, refusal)
             else:
-                saved = self.saved
+                saved = self.game.saved
                 assert saved is not None
                 index = next((i for i, e in enumerate(saved.roster) if e.key == msg.key), -1)
                 if index <= saved.me:
-                    await self._refuse(fs, "only a later peer of the table dials this one")
+                    await refuse(self.identity, fs, "only a later peer of the table dials this one")
             proof = link_proof(self.identity, *parts, LISTENER)
             await fs.send(net_frame(self.identity, WELCOME, {"proof": proof}))
         fs.authenticated(link_id(*parts))
         ticket.release()
         if entry is not None:
-            await self._lobby_join(fs, msg, entry, address)
+            await self.lobby.seat(fs, msg, entry, address)
         else:
-            await self._serve_link(msg.key, fs)
+            await self.serve_link(msg.key, fs)
 
     def _joiner_entry(self, msg: NetMessage, lobby: bytes) -> Entry | None:
         """The roster entry a ``join`` carries, if its key signed it (and it names a place)."""
@@ -300,57 +398,38 @@ class LinkNode(RunnerNode):
         entry = Entry(msg.key, body["name"], body["host"], body["port"], body["sig"])
         return entry if entry.host and entry.verify(lobby) else None
 
-    async def _refuse(self, fs: FrameStream, reason: str) -> NoReturn:
-        """Tell the other side why, then end this connection (raises). The frame is signed
-        before the timer starts, and the timer is :data:`REFUSE_WAIT`: only a peer that does
-        not read can make it run out, not a slow machine. After the handshake (the lobby's
-        refusals) it is bound to this connection like any link message."""
-        frame = net_frame(self.identity, REFUSE, {"reason": reason}, fs.link)
-        with trio.move_on_after(REFUSE_WAIT):
-            await fs.send(frame)
-        raise HandshakeError(f"refused: {reason}")
-
-    async def _serve_link(self, key: bytes, fs: FrameStream) -> None:
+    async def serve_link(self, key: bytes, fs: FrameStream) -> None:
         """Run a game link to ``key`` until it ends (a newer link replaces an older one)."""
-        session = self.session
-        assert session is not None
-        link = Link(self, key, fs)
+        assert self.game.session is not None
+        link = Link(self.game, key, fs)
         old = self.links.get(key)
         if old is not None:
             old.cancel()
         self.links[key] = link
-        self.gone.discard(key)
+        self.game.gone.discard(key)
         self._path_is(key, isinstance(fs.stream, VirtualStream))
         self.stats.links += 1
-        have = [[k, seq] for k, seq in session.sync_state().items()]
-        link.send_net(SYNC, {"have": have})
-        vote = self._my_vote
-        saved = self.saved
-        if vote is None and saved is not None and saved.config.game > 1:
-            # we play game k of a session, so we said yes to it: a peer restarted between
-            # games k-1 and k asks again (its vote on k-1 is all it can resume to)
-            vote = {"game": saved.config.game - 1, "go": True}
-        if vote is not None:  # a link that was down between games: our answer
-            link.send_net(NEXT, vote)
-        if self._my_result is not None:
-            link.enqueue(self._my_result)
-        log.info("connected to %s", self._label(key))
+        self.game.greet(link)
+        log.info("connected to %s", self.game.label(key))
         try:
             await link.run()
-            log.info("%s closed the connection", self._label(key))
-        except Exception as error:
-            log.warning("connection to %s closed: %s", self._label(key), _reason(error))
+            log.info("%s closed the connection", self.game.label(key))
+        except* TRANSPORT_ERRORS as group:
+            # (a link dropped for another, say a relayed one for a direct one, may break as
+            # it is cancelled: its group holds that error beside Cancelled, and only the
+            # error is this handler's; the Cancelled goes on to the scope that cancelled)
+            log.warning("connection to %s closed: %s", self.game.label(key), reason_of(group))
         finally:
             if self.links.get(key) is link:
                 del self.links[key]
             self.stats.frames_out += link.frames_out
             self.stats.bytes_out += link.bytes_out
 
-    async def _keep_link(self, index: int, first: FrameStream | None) -> None:
+    async def keep(self, index: int, first: FrameStream | None) -> None:
         """Keep the link to an earlier peer up: dial, serve, and redial with backoff after a
         drop, until the game is over or that peer said ``bye``. A relayed link that a direct
         one replaced (:meth:`_serve_kept`) is followed by that one at once, not by a redial."""
-        saved = self.saved
+        saved = self.game.saved
         assert saved is not None
         entry = saved.roster[index]
         host, port = entry.host, entry.port
@@ -359,17 +438,17 @@ class LinkNode(RunnerNode):
         delay = MIN_BACKOFF
         stream = first
         try:
-            while not self.closing.is_set() and entry.key not in self.gone:
+            while not self.game.closing.is_set() and entry.key not in self.game.gone:
                 if stream is None:
                     try:
-                        stream = await self._dial(host, port, entry.key)
-                    except Exception as error:
+                        stream = await self.dial(host, port, entry.key)
+                    except* TRANSPORT_ERRORS as group:
                         log.info(
                             "cannot reach %s at %s:%d: %s",
-                            self._label(entry.key),
+                            self.game.label(entry.key),
                             host,
                             port,
-                            _reason(error),
+                            reason_of(group),
                         )
                 if stream is not None:
                     delay = MIN_BACKOFF
@@ -378,7 +457,7 @@ class LinkNode(RunnerNode):
                         stream = await self._serve_kept(entry.key, host, port, served)
                     finally:
                         await trio.aclose_forcefully(served.stream)
-                    if self.closing.is_set() or entry.key in self.gone:
+                    if self.game.closing.is_set() or entry.key in self.game.gone:
                         break
                     if stream is not None:  # a direct link replaced the relayed one
                         continue
@@ -397,7 +476,7 @@ class LinkNode(RunnerNode):
         served and the direct one is returned, for the caller to serve instead."""
         relayed = isinstance(fs.stream, VirtualStream)
         if not relayed or host == RELAYED_HOST or key in self._upgrading:
-            await self._serve_link(key, fs)
+            await self.serve_link(key, fs)
             return None
         direct: FrameStream | None = None
         self._upgrading.add(key)  # one upgrade loop per peer, whatever calls this
@@ -405,7 +484,7 @@ class LinkNode(RunnerNode):
             async with trio.open_nursery() as nursery:
 
                 async def serve() -> None:
-                    await self._serve_link(key, fs)
+                    await self.serve_link(key, fs)
                     nursery.cancel_scope.cancel()  # the link ended: stop trying
 
                 async def upgrade() -> None:
@@ -425,7 +504,7 @@ class LinkNode(RunnerNode):
         if direct is not None:
             log.info(
                 "reached %s directly at %s:%d: the link leaves the relay",
-                self._label(key),
+                self.game.label(key),
                 host,
                 port,
             )
@@ -452,8 +531,8 @@ class LinkNode(RunnerNode):
                 link is not None
                 and link.stream is relayed
                 and not link.closing
-                and not self.closing.is_set()
-                and key not in self.gone
+                and not self.game.closing.is_set()
+                and key not in self.game.gone
             )
 
         while True:
@@ -461,31 +540,33 @@ class LinkNode(RunnerNode):
             delay = min(delay * 2, UPGRADE_MAX)
             if not wanted():
                 return None
-            if self.over.is_set():
+            if self.game.over.is_set():
                 continue
+            direct: FrameStream | None = None
             try:
-                with trio.fail_after(self.send_timeout):
+                with trio.fail_after(self.game.send_timeout):
                     direct = await self._dial_direct(host, port, key)
-            except Exception as error:
+            except* TRANSPORT_ERRORS as group:
                 log.info(
                     "%s at %s:%d: still through the relay (%s)",
-                    self._label(key),
+                    self.game.label(key),
                     host,
                     port,
-                    _reason(error),
+                    reason_of(group),
                 )
+            if direct is None:
                 continue
             if wanted():  # (a game that ended meanwhile: the new link resyncs its end)
                 return direct
             await trio.aclose_forcefully(direct.stream)
             return None
 
-    async def _dial(self, host: str, port: int, key: bytes) -> FrameStream:
+    async def dial(self, host: str, port: int, key: bytes) -> FrameStream:
         """Open a game link to the earlier peer ``key`` at ``host:port``: directly
         (:meth:`_dial_direct`), or through the relay when there is one and that address is
         the relay's, does not answer, or another key answers there."""
         relay = self.relay_client
-        with trio.fail_after(self.send_timeout):
+        with trio.fail_after(self.game.send_timeout):
             if host != RELAYED_HOST:
                 try:
                     return await self._dial_direct(host, port, key)
@@ -496,7 +577,7 @@ class LinkNode(RunnerNode):
                         "%s:%d does not answer (%s): through the relay",
                         host,
                         port,
-                        _reason(error),
+                        reason_of(error),
                     )
             elif relay is None:
                 raise RelayUnreachable("that peer is reached through a relay, and we have none")
@@ -507,10 +588,10 @@ class LinkNode(RunnerNode):
         the connection (within :data:`DIRECT_TRY` s when a relay could carry the link
         instead), then :meth:`_handshake_out`. Shared by :meth:`_dial` and :meth:`_upgrade`."""
         if self.relay_client is None:
-            stream = await self._connect_direct(host, port)
+            stream = await self.connect_direct(host, port)
         else:
             with trio.fail_after(DIRECT_TRY):
-                stream = await self._connect_direct(host, port)
+                stream = await self.connect_direct(host, port)
         return await self._handshake_out(stream, key)
 
     async def _handshake_out(self, stream: trio.abc.HalfCloseableStream, key: bytes) -> FrameStream:
@@ -522,13 +603,13 @@ class LinkNode(RunnerNode):
             hi = await fs.receive_net(HI)
             if hi.key != key:  # another machine's peer at that address: not there
                 raise _AnotherKey("another key answers at that address")
-            await self._prove(fs, LINK, self._table_id, key, hi.body["nonce"], {})
+            await self.prove(fs, LINK, self.game.table_id, key, hi.body["nonce"], {})
         except BaseException:
             await trio.aclose_forcefully(stream)
             raise
         return fs
 
-    async def _prove(
+    async def prove(
         self,
         fs: FrameStream,
         kind: str,
@@ -552,22 +633,6 @@ class LinkNode(RunnerNode):
             )
         fs.authenticated(link_id(*parts))
 
-    async def _watch_in(
-        self, fs: FrameStream, msg: NetMessage, nonce: bytes, address: str, ticket: Ticket
-    ) -> None:
-        """A spectator's ``watch``: the host's answer and its stream (:mod:`.watch_host`)."""
-        raise NotImplementedError
-
-    def _lobby_refusal(self, key: bytes, entry: Entry) -> str:
-        """Why the lobby cannot seat the joiner ``key`` now ("" if it can): the lobby's answer
-        (:mod:`.lobby`), asked before the ``welcome``."""
-        raise NotImplementedError
-
-    async def _lobby_join(
-        self, fs: FrameStream, msg: NetMessage, entry: Entry, address: str
-    ) -> None:
-        """Seat a joiner whose key is proved: the lobby's job (:mod:`.lobby`)."""
-        raise NotImplementedError
 
 
 class _AnotherKey(HandshakeError):
@@ -575,7 +640,7 @@ class _AnotherKey(HandshakeError):
     behind the same address): with a relay, the peer is reached through it instead."""
 
 
-def _listen_failure(bind: str, port: int, error: OSError) -> str:
+def listen_failure(bind: str, port: int, error: OSError) -> str:
     """Why this machine cannot listen on ``bind:port``, in one line."""
     where = f"{bind}:{port}" if port else bind
     if error.errno == errno.EADDRINUSE:

@@ -1,10 +1,10 @@
 """The lobby: who may sit at the table, and the roster.
 
-The host's side: each proved ``join`` is checked (:meth:`LobbyNode._lobby_refusal`: the
+The host's side: each proved ``join`` is checked (:meth:`Lobby.refusal`: the
 table full, the host's own key, a known name with another key), seated, and watched until the
 table fills; then the roster is fixed (host first, then joining order) and a signed ``start``
 sent to everyone. The joiner's side: reach the host, check its table (and ``--expect``), prove
-our key, wait for the start and check it (:meth:`LobbyNode._check_start`). Trust on first use
+our key, wait for the start and check it (:meth:`Lobby.check_start`). Trust on first use
 (:mod:`.known`) is checked on both sides.
 """
 
@@ -13,17 +13,20 @@ from __future__ import annotations
 import errno
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
 
 import trio
 
-from ..crypto.identity import fingerprint_of, parse_fingerprint
+from ..crypto.identity import Identity, fingerprint_of, parse_fingerprint
 from ..protocol.config import TableConfig, lobby_id
+from ..protocol.session import PeerSession
 from .known import KnownPeers, KnownPeersError
-from .links import MAX_BACKOFF, MIN_BACKOFF, REFUSE_WAIT, LinkNode
+from .links import MAX_BACKOFF, MIN_BACKOFF, REFUSE_WAIT, refuse
 from .persist import SavedGame
-from .relay_client import RELAYED_HOST
-from .state import _Lobby, _printable, _reason, host_port
+from .relay_client import RELAYED_HOST, RelayClient
+from .state import HostLobby, NodeOptions, host_port, printable, reason_of
 from .wire import (
     HI,
     JOIN,
@@ -31,6 +34,7 @@ from .wire import (
     MAX_REASON,
     REFUSE,
     START,
+    TRANSPORT_ERRORS,
     ClosedError,
     Entry,
     FrameStream,
@@ -45,8 +49,70 @@ LOBBY_CLOSE_WAIT = 5.0
 """Seconds at most a host that gives up its lobby waits for its joiners to be told why."""
 
 
-class LobbyNode(LinkNode):
+class LobbyNet(Protocol):
+    """What the lobby uses of the node's connections (:mod:`.links`)."""
+
+    port: int
+    relay_client: RelayClient | None
+
+    async def open_stream(
+        self, host: str, port: int, key: bytes | None
+    ) -> trio.abc.HalfCloseableStream: ...
+
+    async def prove(
+        self,
+        fs: FrameStream,
+        kind: str,
+        table: bytes,
+        listener: bytes,
+        listener_nonce: bytes,
+        extra: dict[str, Any],
+    ) -> None: ...
+
+    async def serve_link(self, key: bytes, fs: FrameStream) -> None: ...
+
+
+class LobbyGame(Protocol):
+    """What the lobby uses of the game runner: the game, once the table is full."""
+
+    session: PeerSession | None
+    saved: SavedGame | None
+
+    def begin(
+        self,
+        saved: SavedGame,
+        frames: list[bytes] | None,
+        first: dict[int, FrameStream],
+        *,
+        later: bool = False,
+    ) -> None: ...
+
+
+class Lobby:
     """A node's lobby, both sides (see the module docstring)."""
+
+    def __init__(
+        self,
+        options: NodeOptions,
+        identity: Identity,
+        net: LobbyNet,
+        game: LobbyGame,
+        game_path: Callable[[TableConfig, int], Path],
+    ) -> None:
+        self.o = options
+        self.identity = identity
+        self.me = identity.public_bytes
+        self.net = net
+        self.game = game
+        self.game_path = game_path  # this peer's transcript of a session's game (.sessions)
+        self.hosting: HostLobby | None = None  # the host's side of the lobby
+        self.room: bytes | None = None  # a joiner's invite: the table it must be
+        self.scope = trio.CancelScope()  # cancelled by Ctrl-C before the game starts
+
+    def open(self, config: TableConfig) -> HostLobby:
+        """This node hosts the table ``config``: its lobby opens."""
+        self.hosting = HostLobby(config)
+        return self.hosting
 
     async def _reach_host(
         self, host: str, port: int, deadline: float, key: bytes | None = None
@@ -59,7 +125,7 @@ class LobbyNode(LinkNode):
             stream: trio.abc.HalfCloseableStream | None = None
             try:
                 with trio.fail_at(deadline):
-                    stream = await self._open_stream(host, port, key)
+                    stream = await self.net.open_stream(host, port, key)
                     fs = FrameStream(stream)
                     hi = await fs.receive_net(HI)
                 return fs, hi
@@ -79,7 +145,7 @@ class LobbyNode(LinkNode):
             await trio.sleep(delay)
             delay = min(delay * 2, MAX_BACKOFF)
 
-    async def _enter_lobby(
+    async def enter(
         self, host: str, port: int, expect: bytes | str | None = None
     ) -> tuple[FrameStream, SavedGame]:
         """Dial the host (retrying while it is not up yet), accept its table, prove our key and
@@ -94,12 +160,12 @@ class LobbyNode(LinkNode):
                 raise HandshakeError("the peer at that address is not the host of a table")
             _check_expected(hi.key, expect)
             config = TableConfig.from_wire(hi.body["config"])
-            if self._room is not None and lobby_id(config)[: len(self._room)] != self._room:
+            if self.room is not None and lobby_id(config)[: len(self.room)] != self.room:
                 raise HandshakeError(
                     "the host there has another table than the invite's (an old invite?)"
                 )
-            host_name = _printable(str(hi.body["name"])[:MAX_NAME])
-            relay = self.relay_client
+            host_name = printable(str(hi.body["name"])[:MAX_NAME])
+            relay = self.net.relay_client
             where = host_port(host, port) if host != RELAYED_HOST else "the relay"
             if relay is not None and host == RELAYED_HOST:
                 where = f"the relay {relay.address}"
@@ -110,14 +176,14 @@ class LobbyNode(LinkNode):
             )
             lobby = lobby_id(config)
             entry = Entry.sign(
-                self.identity, lobby, self.o.name, self._my_host(fs.stream), self.port
+                self.identity, lobby, self.o.name, self._my_host(fs.stream), self.net.port
             )
             join = {"name": entry.name, "host": entry.host, "port": entry.port, "sig": entry.sig}
             with trio.fail_after(self.o.connect_timeout):
-                await self._prove(fs, JOIN, lobby, hi.key, hi.body["nonce"], join)
+                await self.net.prove(fs, JOIN, lobby, hi.key, hi.body["nonce"], join)
             self.o.echo(
                 "joined; waiting for the table to fill (listening on"
-                f" {host_port(self.o.bind, self.port)} for the other players)"
+                f" {host_port(self.o.bind, self.net.port)} for the other players)"
                 if self.o.listen
                 else "joined; waiting for the table to fill (the others reach this peer through"
                 " the relay)"
@@ -125,7 +191,7 @@ class LobbyNode(LinkNode):
             with trio.fail_after(self.o.lobby_wait):
                 start = await fs.receive_net(START)
             try:
-                roster = self._check_start(start, hi.key, config)
+                roster = self.check_start(start, hi.key, config)
             except HandshakeError as error:
                 await self._refuse_start(fs, str(error))
                 raise
@@ -134,7 +200,7 @@ class LobbyNode(LinkNode):
             raise
         me = next(i for i, e in enumerate(roster) if e.key == self.me)
         secret = secrets.token_bytes(32)
-        path = self._game_path(config, 1)
+        path = self.game_path(config, 1)
         saved = SavedGame(path, secret, config, roster, me, self.o.name, (host, port))
         return fs, saved
 
@@ -157,19 +223,19 @@ class LobbyNode(LinkNode):
         if self.o.bind not in ("", "0.0.0.0", "::"):
             return self.o.bind
         socket = getattr(stream, "socket", None)
-        if socket is None and self.relay_client is not None:
+        if socket is None and self.net.relay_client is not None:
             return RELAYED_HOST  # we reached the host through the relay: the others will too
         try:
             return str(socket.getsockname()[0]) if socket is not None else "127.0.0.1"
         except OSError:
             return "127.0.0.1"
 
-    def _check_start(
+    def check_start(
         self, start: NetMessage, host_key: bytes, config: TableConfig
     ) -> tuple[Entry, ...]:
         roster = check_roster(start, host_key, config)
         mine = [e for e in roster if e.key == self.me]
-        if not mine or mine[0].port != self.port:
+        if not mine or mine[0].port != self.net.port:
             raise HandshakeError("the roster does not list this peer as it joined")
         self._trust(host_key, roster)
         return roster
@@ -189,26 +255,26 @@ class LobbyNode(LinkNode):
         if changes:
             for change in changes:
                 self.o.echo(change.message())
-            names = ", ".join(repr(_printable(c.name)) for c in changes)
+            names = ", ".join(repr(printable(c.name)) for c in changes)
             raise HandshakeError(
                 f"a known player's key has changed ({names}; see the warning above)"
             )
         known.remember(host_key, players)
 
-    async def _lobby_join(
+    async def seat(
         self, fs: FrameStream, msg: NetMessage, entry: Entry, address: str
     ) -> None:
         """The host's side of a ``join`` (its proof checked): seat the joiner, wait for the
         table to fill while watching the connection, then send the start and keep the
         connection as a game link."""
-        lobby = self._lobby
+        lobby = self.hosting
         assert lobby is not None
         if lobby.roster is not None and any(e.key == msg.key for e in lobby.roster):
             await self._send_start(fs, msg.key)  # a joiner that lost the start
             return
-        refusal = self._lobby_refusal(msg.key, entry)
+        refusal = self.refusal(msg.key, entry)
         if refusal:
-            await self._refuse(fs, refusal)
+            await refuse(self.identity, fs, refusal)
         seat = trio.CancelScope()
         previous = lobby.joined.get(msg.key)
         if previous is not None:
@@ -216,7 +282,7 @@ class LobbyNode(LinkNode):
         lobby.joined[msg.key] = (entry, seat)
         count = len(lobby.joined) + 1
         self.o.echo(
-            f"{_printable(entry.name)} ({fingerprint_of(entry.key)}) joined from {address}:"
+            f"{printable(entry.name)} ({fingerprint_of(entry.key)}) joined from {address}:"
             f" {count} of {lobby.config.players} players"
         )
         if count == lobby.config.players:
@@ -227,7 +293,8 @@ class LobbyNode(LinkNode):
             with seat:
                 left = await self._left_before_start(fs)
             if seat.cancelled_caught:
-                await self._refuse(
+                await refuse(
+                    self.identity,
                     fs,
                     "replaced by a newer join with the same key (the same command run twice?"
                     " every seat needs a key of its own: --identity FILE)",
@@ -235,16 +302,16 @@ class LobbyNode(LinkNode):
             if left:
                 if lobby.roster is None and lobby.joined.get(msg.key, (entry, None))[1] is seat:
                     del lobby.joined[msg.key]
-                    who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
+                    who = f"{printable(entry.name)} ({fingerprint_of(entry.key)})"
                     self.o.echo(f"{who} left before the start")
                 return
-            if self.session is None:  # the host gave up (_close_lobby) or could not start
-                await self._refuse(fs, lobby.error or "the game could not start")
+            if self.game.session is None:  # the host gave up (close) or could not start
+                await refuse(self.identity, fs, lobby.error or "the game could not start")
         finally:
             lobby.waiting -= 1
         await self._send_start(fs, msg.key)
 
-    async def _close_lobby(self, lobby: _Lobby, reason: str) -> None:
+    async def close(self, lobby: HostLobby, reason: str) -> None:
         """The host gives up its lobby: every waiting joiner gets ``reason`` in a ``refuse``
         (via :meth:`_send_start`) before the node closes its connections, not a bare close
         ("the other side closed the connection" told it nothing)."""
@@ -254,10 +321,10 @@ class LobbyNode(LinkNode):
             while lobby.waiting:
                 await trio.sleep(0.01)
 
-    def _lobby_refusal(self, key: bytes, entry: Entry) -> str:
+    def refusal(self, key: bytes, entry: Entry) -> str:
         """Why the lobby cannot seat the joiner ``key`` (its roster ``entry``) now, "" if it
         can. Asked before the ``welcome`` too, so a refused joiner never reads "joined"."""
-        lobby = self._lobby
+        lobby = self.hosting
         assert lobby is not None
         if lobby.roster is not None:
             if not any(e.key == key for e in lobby.roster):
@@ -268,7 +335,7 @@ class LobbyNode(LinkNode):
                     " same command: the same --identity and --transcript), not as a new join"
                 )
             return ""  # a joiner that lost the start
-        if lobby.full.is_set():  # the host gave up the lobby (_close_lobby): it seats no one
+        if lobby.full.is_set():  # the host gave up the lobby (close): it seats no one
             return lobby.error or "the table is closing"
         if key == self.me:
             return (
@@ -284,14 +351,14 @@ class LobbyNode(LinkNode):
         if known is not None and not self.o.allow_aborters:
             aborted = known.refusal_of_aborter(key)
             if aborted:
-                self.o.echo(f"refused {_printable(entry.name)!r}: {aborted}")
+                self.o.echo(f"refused {printable(entry.name)!r}: {aborted}")
                 return aborted
         if known is not None:
             changes = known.check(self.me, [(entry.name, entry.key)])
             if changes:
                 self.o.echo(changes[0].message())
                 return (
-                    f"the host knows the name {_printable(entry.name)!r} with another key"
+                    f"the host knows the name {printable(entry.name)!r} with another key"
                     f" ({fingerprint_of(changes[0].known)}); pick another name, or ask the"
                     " host to forget the old key"
                 )
@@ -300,7 +367,7 @@ class LobbyNode(LinkNode):
     def _has_played(self, key: bytes) -> bool:
         """Whether the seat ``key`` has sent a frame of the game (or the session is past its
         first game): a ``join`` with that key now is a restart without its saved game."""
-        saved, session = self.saved, self.session
+        saved, session = self.game.saved, self.game.session
         if saved is None or session is None:
             return False
         if saved.config.game > 1:
@@ -310,7 +377,7 @@ class LobbyNode(LinkNode):
 
     async def _left_before_start(self, fs: FrameStream) -> bool:
         """Wait for the table to fill; True if the joiner hung up (or spoke) meanwhile."""
-        lobby = self._lobby
+        lobby = self.hosting
         assert lobby is not None
         left = False
         async with trio.open_nursery() as nursery:
@@ -319,8 +386,8 @@ class LobbyNode(LinkNode):
                 nonlocal left
                 try:
                     await fs.stream.receive_some(1)  # a joiner says nothing before the start
-                except Exception as error:
-                    log.info("a joiner's connection broke: %s", _reason(error))
+                except TRANSPORT_ERRORS as error:
+                    log.info("a joiner's connection broke: %s", reason_of(error))
                 left = True
                 nursery.cancel_scope.cancel()
 
@@ -331,18 +398,18 @@ class LobbyNode(LinkNode):
 
     def _seal(self) -> None:
         """The table is full: fix the roster (host first, then joining order) and start."""
-        lobby = self._lobby
+        lobby = self.hosting
         assert lobby is not None
-        host = Entry.sign(self.identity, lobby_id(lobby.config), self.o.name, "", self.port)
+        host = Entry.sign(self.identity, lobby_id(lobby.config), self.o.name, "", self.net.port)
         lobby.roster = (host, *(entry for entry, _ in lobby.joined.values()))
         try:
             self._trust(self.me, lobby.roster)
         except (HandshakeError, KnownPeersError) as error:  # checked at each join already
-            log.warning("known players: %s", _reason(error))
+            log.warning("known players: %s", reason_of(error))
         body = {"config": lobby.config.to_wire(), "roster": [e.to_wire() for e in lobby.roster]}
         lobby.start_frame = net_frame(self.identity, START, body)
         saved = SavedGame(
-            self._game_path(lobby.config, 1),
+            self.game_path(lobby.config, 1),
             secrets.token_bytes(32),
             lobby.config,
             lobby.roster,
@@ -351,7 +418,7 @@ class LobbyNode(LinkNode):
             None,
         )
         try:
-            self._begin(saved, None, {})
+            self.game.begin(saved, None, {})
         except (OSError, ValueError) as error:
             lobby.error = f"cannot start the game: {error}"
         else:
@@ -359,18 +426,20 @@ class LobbyNode(LinkNode):
         lobby.full.set()
 
     async def _send_start(self, fs: FrameStream, key: bytes) -> None:
-        lobby = self._lobby
+        lobby = self.hosting
         assert lobby is not None
-        if self.session is None:
-            await self._refuse(fs, lobby.error or "the game could not start")
+        if self.game.session is None:
+            await refuse(self.identity, fs, lobby.error or "the game could not start")
         with trio.fail_after(self.o.connect_timeout):
             await fs.send(lobby.start_frame)
-        await self._serve_link(key, fs)
+        await self.net.serve_link(key, fs)
 
-    async def _beacon(self, lobby: _Lobby) -> None:
+    async def beacon(self, lobby: HostLobby) -> None:
         """Announce the open table on the LAN until it fills (see :mod:`.discovery`); a
         failure only costs the announcement, never the table."""
-        from .discovery import TableStatus, announce
+        from .discovery import DiscoveryError, TableStatus, announce
+
+        failures: tuple[type[Exception], ...] = (*TRANSPORT_ERRORS, DiscoveryError)
 
         def status() -> TableStatus:
             return TableStatus(len(lobby.joined) + 1, lobby.roster is None)
@@ -380,15 +449,15 @@ class LobbyNode(LinkNode):
                 self.identity,
                 lobby.config,
                 name=self.o.name,
-                port=self.port,
+                port=self.net.port,
                 status=status,
                 bind=self.o.bind,
                 ready=lambda where: self.o.echo(f"{where}: find it with moska tables"),
             )
-        except Exception as error:
-            log.warning("cannot announce the table on the LAN: %s", _reason(error))
+        except* failures as group:
+            log.warning("cannot announce the table on the LAN: %s", reason_of(group))
 
-    def _announce(self, config: TableConfig) -> None:
+    def announce(self, config: TableConfig) -> None:
         options = ", ".join(f"{k}={config.options[k]}" for k in sorted(config.options))
         self.o.echo(
             f"table open: {config.preset} for {config.players} players"
@@ -401,18 +470,19 @@ class LobbyNode(LinkNode):
         if self.o.bind in ("0.0.0.0", "", "::"):
             lan = _lan_address()
             if lan:
-                self.o.echo(f"join from the network with: moska join {host_port(lan, self.port)}")
-            self.o.echo(f"join from this machine with: moska join 127.0.0.1:{self.port}")
+                where = host_port(lan, self.net.port)
+                self.o.echo(f"join from the network with: moska join {where}")
+            self.o.echo(f"join from this machine with: moska join 127.0.0.1:{self.net.port}")
         else:
-            self.o.echo(f"join with: moska join {host_port(self.o.bind, self.port)}")
+            self.o.echo(f"join with: moska join {host_port(self.o.bind, self.net.port)}")
 
-    def _direct_addresses(self) -> tuple[tuple[str, int], ...]:
+    def direct_addresses(self) -> tuple[tuple[str, int], ...]:
         """Where others may dial this host, for its invite (none when it does not listen)."""
         if not self.o.listen:
             return ()
         if self.o.bind in ("0.0.0.0", "", "::"):
-            return ((_lan_address() or "127.0.0.1", self.port),)
-        return ((self.o.bind, self.port),)
+            return ((_lan_address() or "127.0.0.1", self.net.port),)
+        return ((self.o.bind, self.net.port),)
 
 
 def check_roster(start: NetMessage, host_key: bytes, config: TableConfig) -> tuple[Entry, ...]:
@@ -432,7 +502,7 @@ def check_roster(start: NetMessage, host_key: bytes, config: TableConfig) -> tup
     lobby = lobby_id(config)
     for entry in roster:
         if not entry.verify(lobby):
-            who = f"{_printable(entry.name)} ({fingerprint_of(entry.key)})"
+            who = f"{printable(entry.name)} ({fingerprint_of(entry.key)})"
             raise HandshakeError(f"the roster entry of {who} is not signed by its key")
     return roster
 

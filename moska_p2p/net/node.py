@@ -1,19 +1,24 @@
 """A peer on the network: one :class:`~moska_p2p.protocol.session.PeerSession` driven over a
 full mesh of TCP connections, with trio.
 
-The session decides everything; the node only moves bytes and keeps time. It is one object
-built from one class per job, each in its own module and each inheriting the one before:
+The session decides everything; the node only moves bytes and keeps time. :class:`Node`
+owns one part per job, each an object in its own module that holds its own state, and wires
+them here (:meth:`Node.__init__`), the one place that knows them all; a part reaches another
+only through the small interface (a ``Protocol``) it declares:
 
-* :mod:`.state` -- the options, the figures, the outcome and every field of the node;
-* :mod:`.sessions` -- between the games of a session: the tally, the vote, the signed result;
-* :mod:`.runner` -- one game, then the next: the session fed frames and ticks, its outputs
-  acted on (transcript, links, player), the end reported;
-* :mod:`.links` -- our port (with the caps on strangers of :mod:`.admission`), the handshake,
-  the game links and redialing;
-* :mod:`.lobby` -- who may sit and the roster, the host's side and the joiner's;
-* :mod:`.watch_host` -- the host's spectators: who may watch, and the stream each one gets
-  (the spectator's own side is :mod:`.watch`, which is no node);
-* this module -- :class:`Node` itself: ``host``, ``join``, ``resume`` and Ctrl-C.
+* :class:`~.links.Mesh` (:mod:`.links`) -- our port (with the caps on strangers of
+  :mod:`.admission`), the handshakes, the game links by key, redialing, the table's relay;
+* :class:`~.runner.GameRunner` (:mod:`.runner`) -- one game, then the next: the session fed
+  frames and ticks, its outputs acted on (transcript, links, player), the end reported; it
+  owns :class:`~.sessions.SessionBook` (:mod:`.sessions`): between the games of a session,
+  the tally, the vote, the signed result;
+* :class:`~.lobby.Lobby` (:mod:`.lobby`) -- who may sit and the roster, the host's side and
+  the joiner's;
+* :class:`~.watch_host.SpectatorHost` (:mod:`.watch_host`) -- the host's spectators: who may
+  watch, and the stream each one gets (the spectator's own side is :mod:`.watch`, no node);
+* :mod:`.state` -- what they all share: the options, the figures, the outcome, the host's
+  lobby, and how a seat, an error, an address are named;
+* this module -- :class:`Node` itself: ``host``, ``join``, ``resume``, the relay, Ctrl-C.
 
 The seat's side (:class:`Player`, :class:`GamePort`) is :mod:`.port`. What the node does:
 
@@ -70,21 +75,28 @@ The seat's side (:class:`Player`, :class:`GamePort`) is :mod:`.port`. What the n
 
 from __future__ import annotations
 
+import json
+import logging
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import asdict
 
 import trio
 
 from ..protocol.config import ConfigError, TableConfig, lobby_id
 from ..protocol.frames import FrameError
+from ..protocol.session import PeerSession
 from .invite import Invite
 from .known import KnownPeersError
+from .link import Link
+from .links import Mesh, listen_failure
+from .lobby import Lobby
 from .persist import Route, SavedGame, SaveError, read_frames
 from .port import GamePort, Player
 from .relay import RelayServer
 from .relay_client import RELAYED_HOST, RelayClient
 from .relay_proto import ROOM_SIZE
+from .runner import GameRunner
 from .state import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -92,16 +104,17 @@ from .state import (
     NodeOptions,
     Outcome,
     Stats,
-    _Lobby,
-    _reason,
     host_port,
+    peak_rss_kb,
+    reason_of,
 )
-from .watch_host import WatchHostNode
+from .watch_host import SpectatorHost
 from .wire import (
-    SYNC,
     FrameStream,
     HandshakeError,
 )
+
+log = logging.getLogger("moska_p2p.net")
 
 __all__ = [
     "EXIT_FAILED",
@@ -113,19 +126,131 @@ __all__ = [
     "Outcome",
     "Player",
     "Stats",
-    "_Lobby",
 ]
 
 
-class Node(WatchHostNode):
-    """One peer: lobby, mesh, ticker, bot and files (see the module docstring).
+class Node:
+    """One peer (see the module docstring): the parts it owns, wired here and nowhere else,
+    and the entry points.
 
     Use one of :meth:`host`, :meth:`join` or :meth:`resume` once; each returns the
     :class:`Outcome` (also kept in :attr:`outcome`).
+
+    The parts, each an object with its own state: :attr:`mesh` (:class:`~.links.Mesh`, our
+    port and the game links), :attr:`runner` (:class:`~.runner.GameRunner`, the game now and
+    the next), :attr:`sessions` (:class:`~.sessions.SessionBook`, a session's tally and
+    votes, the runner's), :attr:`lobby` (:class:`~.lobby.Lobby`, who may sit) and
+    :attr:`spectators` (:class:`~.watch_host.SpectatorHost`). Each reaches the others only
+    through the small interfaces it declares (``MeshGame``, ``LobbyDoor``, ``WatchDoor``,
+    ``LobbyNet``, ``LobbyGame``, ``CurrentGame``, ``WatchedTable``, ``HostingLobby``).
     """
 
-    _relay_served: int | None = None  # the port of the relay this host runs for the others
-    _resumed_between: bool = False  # resumed in a game already over: the next one resyncs
+    def __init__(self, options: NodeOptions) -> None:
+        self.o = options
+        self.identity = options.identity
+        self.me = options.identity.public_bytes
+        self.stats = Stats()
+        self.outcome: Outcome | None = None
+        self._nursery: trio.Nursery | None = None
+        self._relay_address: tuple[str, int] | None = None  # the table's, as the others dial it
+        self._relay_served: int | None = None  # the port of the relay this host runs for others
+        self.mesh = Mesh(options, self.identity, self.stats)
+        self.runner = GameRunner(options, self.identity, self.stats, self.mesh, self._route)
+        self.sessions = self.runner.sessions
+        self.lobby = Lobby(
+            options, self.identity, self.mesh, self.runner, self.sessions.game_path
+        )
+        self.spectators = SpectatorHost(
+            options, self.identity, self.runner, self.lobby, self.sessions.results
+        )
+        self.mesh.game = self.runner
+        self.mesh.lobby = self.lobby
+        self.mesh.spectators = self.spectators
+        self.runner.on_moved = self.spectators.news
+        self.runner.on_closed = self.spectators.flush
+
+    # What tests and tools read of a running node: each the state of the part that owns it.
+
+    @property
+    def session(self) -> PeerSession | None:
+        return self.runner.session
+
+    @property
+    def saved(self) -> SavedGame | None:
+        return self.runner.saved
+
+    @property
+    def over(self) -> trio.Event:
+        return self.runner.over
+
+    @property
+    def ready(self) -> trio.Event:
+        return self.runner.ready
+
+    @property
+    def closing(self) -> trio.Event:
+        return self.runner.closing
+
+    @property
+    def gone(self) -> set[bytes]:
+        return self.runner.gone
+
+    @property
+    def table_id(self) -> bytes:
+        return self.runner.table_id
+
+    @property
+    def interrupted(self) -> bool:
+        return self.runner.interrupted
+
+    @property
+    def links(self) -> dict[bytes, Link]:
+        return self.mesh.links
+
+    @property
+    def port(self) -> int:
+        return self.mesh.port
+
+    @property
+    def relay_client(self) -> RelayClient | None:
+        return self.mesh.relay_client
+
+    def on_frame(self, frame: bytes, source: bytes) -> None:
+        """A game frame from the link to ``source`` (the runner's)."""
+        self.runner.on_frame(frame, source)
+
+    def conclude(self, outcome: Outcome) -> None:
+        if self.outcome is not None:
+            return
+        self.outcome = outcome
+        if outcome.code and outcome.verdict is None and outcome.finished is None:
+            tell = self.o.error if outcome.code == EXIT_FAILED and self.o.error else self.o.echo
+            tell(outcome.message)
+        if self.o.stats is not None:
+            for link in self.mesh.links.values():  # still open: count what they sent so far
+                self.stats.frames_out += link.frames_out
+                self.stats.bytes_out += link.bytes_out
+            self.stats.code = outcome.code
+            self.stats.seat = self.session.my_seat if self.session else -1
+            self.stats.max_rss_kb = peak_rss_kb()
+            try:
+                self.o.stats.write_text(json.dumps(asdict(self.stats)) + "\n")
+            except OSError as error:  # out of descriptors, a full disk: the game is still over
+                log.warning("cannot write the statistics to %s: %s", self.o.stats, error)
+
+    def _result(self) -> Outcome:
+        assert self.outcome is not None
+        return self.outcome
+
+    async def _listen(self, port: int) -> list[trio.SocketListener] | None:
+        """Listen on ``port`` of ``--bind``; None (the outcome concluded with the reason) when
+        this machine cannot: the port in use, an address it does not have."""
+        try:
+            return await self.mesh.listen(port)
+        except OSError as error:
+            self.conclude(Outcome(EXIT_FAILED, listen_failure(self.o.bind, port, error)))
+            return None
+
 
     # ------------------------------------------------------------------ entry points
 
@@ -140,8 +265,8 @@ class Node(WatchHostNode):
         listeners = await self._listen(port) if self.o.listen else []
         if listeners is None:
             return self._result()
-        lobby = self._lobby = _Lobby(config)
-        self._announce(config)
+        lobby = self.lobby.open(config)
+        self.lobby.announce(config)
         task_status.started(self.port)
 
         async def body() -> None:
@@ -149,25 +274,25 @@ class Node(WatchHostNode):
             if not await self._start_relay(room):
                 return
             relay = self._relay_address
-            invite = Invite(self.me, room, self._direct_addresses(), relay)
+            invite = Invite(self.me, room, self.lobby.direct_addresses(), relay)
             self.o.echo(f"invite (moska join INVITE): {invite}")
-            with self._lobby_scope, trio.move_on_after(self.o.lobby_wait):
+            with self.lobby.scope, trio.move_on_after(self.o.lobby_wait):
                 async with trio.open_nursery() as waiting:
                     if self.o.announce:
-                        waiting.start_soon(self._beacon, lobby)
+                        waiting.start_soon(self.lobby.beacon, lobby)
                     await lobby.full.wait()
                     waiting.cancel_scope.cancel()  # the beacon says "closed" and stops
             if self.session is not None:
-                await self._play_out()
+                self.conclude(await self.runner.play_out())
             elif self.interrupted:
-                self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
+                self.conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
             else:
                 reason = lobby.error or (
                     f"the table did not fill within {self.o.lobby_wait:g} s"
                     f" ({len(lobby.joined) + 1} of {config.players} players)"
                 )
-                await self._close_lobby(lobby, reason)
-                self._conclude(Outcome(EXIT_FAILED, reason))
+                await self.lobby.close(lobby, reason)
+                self.conclude(Outcome(EXIT_FAILED, reason))
 
         return await self._run(listeners, body)
 
@@ -188,16 +313,16 @@ class Node(WatchHostNode):
         listeners = await self._listen(self.o.listen_port) if self.o.listen else []
         if listeners is None:
             return self._result()
-        self._room = room
+        self.lobby.room = room
         task_status.started(self.port)
 
         async def body() -> None:
             if room is not None and not await self._start_relay(room):
                 return
             entered: tuple[FrameStream, SavedGame] | None = None
-            with self._lobby_scope:
+            with self.lobby.scope:
                 try:
-                    entered = await self._enter_lobby(host, port, expect)
+                    entered = await self.lobby.enter(host, port, expect)
                 except (
                     OSError,
                     trio.TooSlowError,
@@ -207,7 +332,7 @@ class Node(WatchHostNode):
                     ConfigError,
                     KnownPeersError,
                 ) as e:
-                    reason = _reason(e)
+                    reason = reason_of(e)
                     if isinstance(e, ConnectionRefusedError):
                         reason = "connection refused (no table is open at that address)"
                     elif isinstance(e, trio.TooSlowError):
@@ -215,13 +340,13 @@ class Node(WatchHostNode):
                     where = host_port(host, port)
                     if host == RELAYED_HOST and self.relay_client is not None:
                         where = f"the table at the relay {self.relay_client.address}"
-                    self._conclude(Outcome(EXIT_FAILED, f"could not join {where}: {reason}"))
+                    self.conclude(Outcome(EXIT_FAILED, f"could not join {where}: {reason}"))
             if entered is not None:
                 stream, saved = entered
-                self._begin(saved, None, {0: stream})
-                await self._play_out()
+                self.runner.begin(saved, None, {0: stream})
+                self.conclude(await self.runner.play_out())
             elif self.outcome is None:
-                self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
+                self.conclude(Outcome(EXIT_INTERRUPTED, "interrupted before the game started"))
 
         return await self._run(listeners, body)
 
@@ -234,7 +359,7 @@ class Node(WatchHostNode):
         if invite.relay is not None:
             self.o.relay = invite.relay
         elif not self.o.listen:
-            self._conclude(
+            self.conclude(
                 Outcome(
                     EXIT_FAILED,
                     "this invite names no relay, so this peer must listen for the others"
@@ -260,9 +385,9 @@ class Node(WatchHostNode):
             except OSError as error:
                 why = error.strerror or str(error)
                 where = f"{self.o.bind}:{self.o.relay_for_others}"
-                self._conclude(Outcome(EXIT_FAILED, f"cannot run the relay on {where}: {why}"))
+                self.conclude(Outcome(EXIT_FAILED, f"cannot run the relay on {where}: {why}"))
                 return False
-            here = self._direct_addresses()
+            here = self.lobby.direct_addresses()
             relay = (here[0][0] if here else "127.0.0.1", server.port)
             self._relay_served = server.port
             local = self.o.bind if self.o.bind not in ("0.0.0.0", "", "::") else "127.0.0.1"
@@ -272,18 +397,18 @@ class Node(WatchHostNode):
             return True
         self._relay_address = relay
         client = RelayClient(
-            self.identity, *dial, room, self._relayed_in, timeout=self.o.connect_timeout
+            self.identity, *dial, room, self.mesh.relayed_in, timeout=self.o.connect_timeout
         )
-        self.relay_client = client
+        self.mesh.relay_client = client
         await self._nursery.start(client.run)
         if not client.registered.is_set():
             reason = f"cannot register at the relay {client.address}: {client.error}"
             if not self.o.listen:
-                self._conclude(Outcome(EXIT_FAILED, reason))
+                self.conclude(Outcome(EXIT_FAILED, reason))
                 return False
             self.o.echo(f"{reason}; only direct connections")
         if not self.o.listen:
-            self.port = relay[1]  # our roster entry: "through the relay" (its port, for show)
+            self.mesh.port = relay[1]  # our roster entry: "through the relay" (its port, for show)
         return True
 
     async def resume(
@@ -299,7 +424,7 @@ class Node(WatchHostNode):
         try:
             frames = read_frames(saved.transcript, self.me)
         except SaveError as error:
-            self._conclude(Outcome(EXIT_FAILED, f"cannot resume: {error}"))
+            self.conclude(Outcome(EXIT_FAILED, f"cannot resume: {error}"))
             return self._result()
         route = saved.route
         self.o.listen = route.listen  # the roster says how the others reach us: as then
@@ -307,7 +432,7 @@ class Node(WatchHostNode):
         if listeners is None:
             return self._result()
         if not route.listen:
-            self.port = saved.roster[saved.me].port
+            self.mesh.port = saved.roster[saved.me].port
         task_status.started(self.port)
 
         async def body() -> None:
@@ -316,33 +441,13 @@ class Node(WatchHostNode):
                 self.o.relay_for_others = route.relay_port
                 if not await self._start_relay(route.room):
                     return
-            self._resumed = True
-            self.o.transcript = self._session_base(saved)  # a session's other files' names
-            self._begin(saved, frames, {})
-            self._resumed_between = self.over.is_set()
-            await self._play_out()
+            self.sessions.resumed = True
+            self.o.transcript = self.sessions.session_base(saved)  # a session's other files' names
+            self.runner.begin(saved, frames, {})
+            self.runner.resumed_between = self.runner.over.is_set()
+            self.conclude(await self.runner.play_out())
 
         return await self._run(listeners, body)
-
-    def _begin(
-        self,
-        saved: SavedGame,
-        frames: list[bytes] | None,
-        first: dict[int, FrameStream],
-        *,
-        later: bool = False,
-    ) -> None:
-        """Every game's saved state records how this peer reaches the table (its route), so
-        that a restart reaches it the same way (:meth:`resume`)."""
-        super()._begin(replace(saved, route=self._route()), frames, first, later=later)
-        session = self.session
-        if later and self._resumed_between and session is not None:
-            # Restarted between two games: the others may have started this one while we
-            # were down, and their first frames of it went nowhere. Ask for them.
-            self._resumed_between = False
-            have = [[k, seq] for k, seq in session.sync_state().items()]
-            for link in self.links.values():
-                link.send_net(SYNC, {"have": have})
 
     def _route(self) -> Route:
         """How this peer reaches its table now: whether it listens, the relay it dials and
@@ -356,37 +461,51 @@ class Node(WatchHostNode):
     async def _run(
         self, listeners: list[trio.SocketListener], body: Callable[[], Awaitable[None]]
     ) -> Outcome:
-        """Serve our port (and Ctrl-C) while ``body`` runs; everything stops when it returns."""
+        """Serve our port (and Ctrl-C) while ``body`` runs; everything stops when it returns.
+
+        What the network does to a connection is handled where the connection is (the
+        links catch :data:`~.wire.TRANSPORT_ERRORS` only); whatever else reaches this point
+        is this peer's own fault (a bug, a ``LocalError`` of its session): the node stops,
+        the traceback goes to the log and one line to the person."""
         try:
             async with trio.open_nursery() as nursery:
-                self._nursery = nursery
-                nursery.start_soon(self._serve, listeners)
+                self._nursery = self.mesh.nursery = self.runner.nursery = nursery
+                nursery.start_soon(self.mesh.serve, listeners)
                 if self.o.handle_signals:
                     nursery.start_soon(self._signals)
                 await body()
                 nursery.cancel_scope.cancel()
+        except* Exception as group:
+            log.exception("this peer stopped on an error of its own")
+            first: BaseException = group
+            while isinstance(first, BaseExceptionGroup) and first.exceptions:
+                first = first.exceptions[0]
+            self.conclude(
+                Outcome(
+                    EXIT_FAILED,
+                    f"stopped by an error of this peer's own ({type(first).__name__}:"
+                    f" {reason_of(first)}); the traceback is in the log",
+                )
+            )
         finally:
-            if self.file is not None:
-                self.file.close()
+            if self.runner.file is not None:
+                self.runner.file.close()
         return self._result()
 
     async def _signals(self) -> None:
         """Ctrl-C: leave with a signed message; a second Ctrl-C stops at once."""
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
             async for _ in received:
-                if self._asking is not None:  # Ctrl-C at "next game?": no, the session ends
-                    self._asking.cancel()
-                    self._asking = None
+                if self.sessions.stop_asking():  # Ctrl-C at "next game?": no, the session ends
                     continue
                 if self.interrupted or self.over.is_set():
                     assert self._nursery is not None
-                    self._conclude(Outcome(EXIT_INTERRUPTED, "interrupted"))
+                    self.conclude(Outcome(EXIT_INTERRUPTED, "interrupted"))
                     self._nursery.cancel_scope.cancel()
                     return
                 if self.session is None:
-                    self.interrupted = True
-                    self._lobby_scope.cancel()
+                    self.runner.interrupted = True
+                    self.lobby.scope.cancel()
                 elif self.o.player.interrupt():  # a bot's seat, or a second Ctrl-C: leave
-                    self.interrupted = True
-                    self._leave("interrupted (Ctrl-C)")
+                    self.runner.leave("interrupted (Ctrl-C)", interrupted=True)
                 # otherwise the player asks (a person: "leave the game?") and leaves by the port

@@ -38,7 +38,9 @@ from dataclasses import dataclass
 from glob import escape as glob_escape
 from pathlib import Path
 
+from .. import dirs
 from ..crypto.identity import fingerprint_of
+from ..errors import Error
 from ..protocol.config import ConfigError, TableConfig
 from ..protocol.frames import MAX_FRAME, FrameError, pack, unpack
 from ..protocol.transcript import MAGIC, write_transcript
@@ -48,15 +50,13 @@ RESUME_SUFFIX = ".resume"
 STATE_VERSION = 1
 
 
-class SaveError(ValueError):
+class SaveError(Error, ValueError):
     """A saved game that cannot be read back."""
 
 
 def data_dir() -> Path:
     """Where transcripts go unless ``--transcript`` says otherwise (XDG data directory)."""
-    base = os.environ.get("XDG_DATA_HOME", "")
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
-    return root / "moska-p2p" / "games"
+    return dirs.data_dir() / "games"
 
 
 def default_transcript(public_key: bytes) -> Path:
@@ -253,7 +253,9 @@ class TranscriptFile:
     at once (atomically, replacing any older file), then :meth:`append` adds frames.
 
     Appends go straight to the file descriptor (no user-space buffer), so a peer killed with
-    SIGKILL loses nothing it has appended: the kernel holds it.
+    SIGKILL loses nothing it has appended: the kernel holds it. A machine that loses power
+    loses what the kernel held, so :meth:`sync` puts it on the disk, and the node calls it
+    before a frame of its own goes out: a frame on the wire is always in the file.
     """
 
     def __init__(
@@ -271,6 +273,7 @@ class TranscriptFile:
         os.replace(temporary, path)
         self.written = len(frames)
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND)
+        self._unsynced = True  # the header and the frames so far: on disk before any send
 
     def append(self, frames: Sequence[bytes]) -> None:
         if self._fd is None or not frames:
@@ -280,6 +283,13 @@ class TranscriptFile:
             done = os.write(self._fd, data)
             data = data[done:]
         self.written += len(frames)
+        self._unsynced = True
+
+    def sync(self) -> None:
+        """Put what was appended on the disk (``fsync``); only when something was."""
+        if self._fd is not None and self._unsynced:
+            os.fsync(self._fd)
+            self._unsynced = False
 
     def close(self) -> None:
         if self._fd is not None:

@@ -24,14 +24,20 @@ class PortOwner(Protocol):
 
     session: PeerSession | None
     over: trio.Event
-    interrupted: bool
-    _turn: trio.Event
 
-    def _handle(
+    async def changed(self) -> None:
+        """Return at the session's next change."""
+        ...
+
+    def handle(
         self, outputs: Sequence[v.Output], echo_of: tuple[bytes, bytes] | None = None
-    ) -> None: ...
+    ) -> None:
+        """Act on the session's outputs: the transcript, the links, the player."""
+        ...
 
-    def _leave(self, reason: str) -> None: ...
+    def leave(self, reason: str, *, interrupted: bool = False) -> None:
+        """Leave the table with a signed ``leave``."""
+        ...
 
 
 class Player(Protocol):
@@ -105,12 +111,10 @@ class GamePort:
 
     async def turn(self) -> bool:
         """Wait until it is this seat's turn (True) or the game is over (False)."""
-        node = self._node
         while not self.over:
             if self.my_turn:
                 return True
-            node._turn = trio.Event()
-            await node._turn.wait()
+            await self._node.changed()
         return False
 
     def view(self) -> View:
@@ -135,13 +139,10 @@ class GamePort:
         ``LocalError``) for a move the game refuses."""
         if not self.my_turn or self.state() != state:
             return False
-        node = self._node
-        node._handle(self._session.play(move, trio.current_time()))
+        self._node.handle(self._session.play(move, trio.current_time()))
         return True
 
     def leave(self, reason: str, *, interrupted: bool = False) -> None:
         """Leave the table with a signed ``leave`` saying ``reason`` (a forfeit: the others'
         verdicts name this seat). ``interrupted``: the person asked to (exit code 130)."""
-        if interrupted:
-            self._node.interrupted = True
-        self._node._leave(reason)
+        self._node.leave(reason, interrupted=interrupted)

@@ -35,6 +35,11 @@ from .relay_proto import (
     encode,
     register_proof,
 )
+from .wire import TRANSPORT_ERRORS
+
+RELAY_FAILURES: tuple[type[Exception], ...] = (*TRANSPORT_ERRORS, RelayError)
+"""What ends a connection to the relay (and is logged, then redialed): the network's doing or
+the relay's. Anything else is this peer's own bug and stops the node."""
 
 log = logging.getLogger("moska_p2p.net")
 
@@ -196,8 +201,8 @@ class RelayClient:
             try:
                 await self._session()
                 delay = BACKOFF[0]
-            except Exception as error:  # this connection's end (a reset, a timeout, a refusal)
-                reason = _reason(error)
+            except* RELAY_FAILURES as group:  # this connection's end (a reset, a timeout...)
+                reason = _reason(group)
                 if reason != self.error:
                     log.warning("relay %s: %s", self.address, reason)
                 self.error = reason
@@ -301,11 +306,27 @@ class RelayClient:
             raise RelayError(f"a {kind} message from the relay")
 
     async def send(self, data: bytes) -> None:
+        """Write ``data``, whole relay messages, on the one connection that carries every
+        virtual link. The write is shielded from the caller's cancellation (a link's own
+        deadline): a cancelled ``send_all`` may have sent part of the data, and a message cut
+        in half would garble the stream for every link on it. A relay that does not take the
+        data within :attr:`timeout` costs this connection (all its links break, and come
+        back through a new one): :class:`trio.BrokenResourceError`."""
         stream = self._stream
         if stream is None:
             raise trio.BrokenResourceError("not connected to the relay")
         async with self._send_lock:
-            await stream.send_all(data)
+            if self._stream is not stream:
+                raise trio.BrokenResourceError("the connection to the relay broke")
+            with trio.CancelScope(shield=True):
+                try:
+                    with trio.fail_after(self.timeout):
+                        await stream.send_all(data)
+                except trio.TooSlowError:
+                    await trio.aclose_forcefully(stream)  # ends the session: run reconnects
+                    raise trio.BrokenResourceError(
+                        f"the relay took nothing for {self.timeout:g} s: connection dropped"
+                    ) from None
 
     def close_link(self, link: int, reason: str) -> None:
         """Forget a link and tell the relay (by the closer task: never blocks)."""

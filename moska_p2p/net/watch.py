@@ -27,6 +27,7 @@ from typing import Protocol
 import trio
 
 from ..crypto.identity import Identity, fingerprint_of, verify
+from ..errors import Error
 from ..protocol import messages as m
 from ..protocol import verdict as v
 from ..protocol.config import ConfigError, TableConfig, lobby_id, session_id
@@ -42,9 +43,9 @@ from .state import (
     EXIT_FAILED,
     EXIT_OK,
     Outcome,
-    _printable,
-    _reason,
     host_port,
+    printable,
+    reason_of,
     seat_label,
     seat_name,
 )
@@ -98,7 +99,7 @@ class Spectator(Protocol):
     def ended(self, session: PeerSession, names: Sequence[str], text: str) -> None: ...
 
 
-class WatchFailed(Exception):
+class WatchFailed(Error):
     """The watch cannot go on: the one-line reason."""
 
 
@@ -163,7 +164,7 @@ class Watcher:
             finally:
                 await trio.aclose_forcefully(fs.stream)
         except (OSError, trio.TooSlowError, trio.BrokenResourceError, RelayUnreachable) as error:
-            reason = _reason(error)
+            reason = reason_of(error)
             if isinstance(error, ConnectionRefusedError):
                 reason = "connection refused (no table is open at that address)"
             return Outcome(EXIT_FAILED, f"could not watch the table at {where}: {reason}")
@@ -191,7 +192,7 @@ class Watcher:
             except (OSError, trio.TooSlowError) as error:
                 if relay is None or key is None or room is None:
                     raise
-                log.info("%s does not answer (%s): through the relay", direct, _reason(error))
+                log.info("%s does not answer (%s): through the relay", direct, reason_of(error))
         if relay is None or key is None or room is None:
             raise RelayUnreachable("no address to dial")
         assert self._nursery is not None
@@ -233,7 +234,7 @@ class Watcher:
                 raise HandshakeError("the host did not prove its key for this connection")
         fs.authenticated(watch_id(*parts))
         self.host_key = hi.key
-        host_name = _printable(str(hi.body["name"])[:MAX_NAME])
+        host_name = printable(str(hi.body["name"])[:MAX_NAME])
         self.o.echo(
             f"watching {config.preset} for {config.players} players, opened by {host_name}"
             f" ({fingerprint_of(hi.key)}); timeout {config.timeout:g} s"
@@ -255,7 +256,7 @@ class Watcher:
             raise WatchFailed(f"the host closed the table: {_said(first.body['reason'])}")
         roster = check_roster(first, self.host_key, config)
         self.keys = [e.key for e in roster]
-        self.names = {e.key: _printable(e.name) for e in roster}
+        self.names = {e.key: printable(e.name) for e in roster}
         players = ", ".join(f"{self.names[k]} ({fingerprint_of(k)})" for k in self.keys)
         self.o.echo(f"the game starts: {players}")
         silence = self.o.silence or 2 * config.timeout + 10.0
@@ -430,7 +431,7 @@ class Watcher:
 
 
 def _said(reason: object) -> str:
-    return _printable(str(reason)[:200])
+    return printable(str(reason)[:200])
 
 
 def _kind(frame: bytes) -> str:

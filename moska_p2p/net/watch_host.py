@@ -22,19 +22,29 @@ handshake: a spectator sends nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping
+from typing import Protocol
 
 import trio
 
-from ..crypto.identity import fingerprint_of
-from ..protocol import verdict as v
+from ..crypto.identity import Identity, fingerprint_of
 from ..protocol.config import lobby_id
 from ..protocol.session import PeerSession
 from .admission import Ticket
-from .lobby import LobbyNode
-from .state import NodeOptions, _printable, _reason
+from .links import refuse
+from .state import HostLobby, NodeOptions, printable, reason_of
 from .watch_proto import HOST, WATCHER, check_watch_proof, watch_id, watch_proof
-from .wire import BYE, GAME, MAX_NAME, WELCOME, FrameStream, HandshakeError, NetMessage, net_frame
+from .wire import (
+    BYE,
+    GAME,
+    MAX_NAME,
+    TRANSPORT_ERRORS,
+    WELCOME,
+    FrameStream,
+    HandshakeError,
+    NetMessage,
+    net_frame,
+)
 
 log = logging.getLogger("moska_p2p.net")
 
@@ -51,75 +61,100 @@ WATCH_FLUSH = 5.0
 """Seconds at most a host that is done waits for its spectators to get the end."""
 
 
-class WatchHostNode(LobbyNode):
-    """A host's spectators (see the module docstring)."""
+class WatchedTable(Protocol):
+    """What the spectator host reads of the node: the game now, and whether it is over."""
 
-    def __init__(self, options: NodeOptions) -> None:
-        super().__init__(options)
-        self._spectators: set[object] = set()  # one token per admitted spectator
+    session: PeerSession | None
+    closing: trio.Event
+
+
+class HostingLobby(Protocol):
+    """What the spectator host reads of the lobby: the host's side of it (None: no host)."""
+
+    hosting: HostLobby | None
+
+
+class SpectatorHost:
+    """A host's spectators (see the module docstring): admits them and streams the table."""
+
+    def __init__(
+        self,
+        options: NodeOptions,
+        identity: Identity,
+        table: WatchedTable,
+        lobby: HostingLobby,
+        results: Mapping[bytes, bytes],
+    ) -> None:
+        self.o = options
+        self.identity = identity
+        self.me = identity.public_bytes
+        self.table = table
+        self.lobby = lobby
+        self.results = results  # signer -> signed session result (.sessions)
+        self.spectators: set[object] = set()  # one token per admitted spectator
         self._news = trio.Event()  # set (and replaced) whenever the session moved
 
-    def _handle(
-        self, outputs: Sequence[v.Output], echo_of: tuple[bytes, bytes] | None = None
-    ) -> None:
-        super()._handle(outputs, echo_of)
-        if self._spectators:
+    def news(self) -> None:
+        """The session moved: wake every stream."""
+        if self.spectators:
             self._news.set()
             self._news = trio.Event()
 
-    def _watch_refusal(self, key: bytes) -> str:
+    def refusal(self, key: bytes) -> str:
         """Why this host takes no (more) spectators now, "" when it takes this one."""
-        lobby = self._lobby
+        lobby = self.lobby.hosting
         if lobby is None:
             return "this peer is not the host of a table (watch the table its host's invite names)"
         if self.o.spectators <= 0:
             return "this table takes no spectators (its host said so)"
-        if len(self._spectators) >= self.o.spectators:
+        if len(self.spectators) >= self.o.spectators:
             return f"the table has {self.o.spectators} spectators already, as many as it takes"
-        if self.closing.is_set():
+        if self.table.closing.is_set():
             return "the table is closing"
         players = {e.key for e in lobby.roster or ()} | set(lobby.joined) | {self.me}
         if key in players:
             return "that key is a player's at this table: a spectator needs a key of its own"
         return ""
 
-    async def _watch_in(
+    async def admit(
         self, fs: FrameStream, msg: NetMessage, nonce: bytes, address: str, ticket: Ticket
     ) -> None:
         """Our side of a spectator's ``watch`` (its proof checked), then its stream."""
-        refusal = self._watch_refusal(msg.key)
-        if refusal:
-            await self._refuse(fs, refusal)
-        lobby = self._lobby
+        reason = self.refusal(msg.key)
+        if reason:
+            await refuse(self.identity, fs, reason)
+        lobby = self.lobby.hosting
         assert lobby is not None
         table = lobby_id(lobby.config)
         token = object()
-        self._spectators.add(token)  # before any await: the cap holds under a crowd
+        self.spectators.add(token)  # before any await: the cap holds under a crowd
         try:
             with trio.fail_after(self.o.handshake_timeout):
                 if msg.body["table"] != table:
-                    await self._refuse(fs, "that is another table")
+                    await refuse(self.identity, fs, "that is another table")
                 parts = (table, msg.key, self.me, msg.body["nonce"], nonce)
                 if not check_watch_proof(msg.body["proof"], *parts, WATCHER):
-                    await self._refuse(fs, "a proof of key that does not answer this connection")
+                    await refuse(
+                        self.identity, fs, "a proof of key that does not answer this connection"
+                    )
                 proof = watch_proof(self.identity, *parts, HOST)
                 await fs.send(net_frame(self.identity, WELCOME, {"proof": proof}))
             fs.authenticated(watch_id(*parts))
             ticket.release()
-            who = f"{_printable(str(msg.body['name'])[:MAX_NAME])} ({fingerprint_of(msg.key)})"
+            who = f"{printable(str(msg.body['name'])[:MAX_NAME])} ({fingerprint_of(msg.key)})"
             self.o.echo(
                 f"spectator {who} is watching from {address}"
-                f" ({len(self._spectators)} of at most {self.o.spectators})"
+                f" ({len(self.spectators)} of at most {self.o.spectators})"
             )
             try:
-                await self._serve_spectator(fs)
+                await self._serve(fs)
                 log.info("spectator %s has the whole table", who)
-            except Exception as error:
-                log.info("spectator %s cut off: %s", who, _reason(error))
+            except* TRANSPORT_ERRORS as group:
+                log.info("spectator %s cut off: %s", who, reason_of(group))
         finally:
-            self._spectators.discard(token)
+            self.spectators.discard(token)
 
-    async def _serve_spectator(self, fs: FrameStream) -> None:
+    async def _serve(self, fs: FrameStream) -> None:
         """Stream the table to one spectator while making sure it says nothing."""
         if fs.decoder.pending:
             raise HandshakeError("a spectator sent something after its handshake")
@@ -132,7 +167,7 @@ class WatchHostNode(LobbyNode):
                 nursery.cancel_scope.cancel()  # it hung up: nothing more to send
 
             nursery.start_soon(silent)
-            await self._stream(fs)
+            await self.stream(fs)
             nursery.cancel_scope.cancel()
 
     @staticmethod
@@ -143,11 +178,11 @@ class WatchHostNode(LobbyNode):
         with trio.move_on_after(WATCH_POLL):
             await news.wait()
 
-    async def _stream(self, fs: FrameStream) -> None:
+    async def stream(self, fs: FrameStream) -> None:
         """The spectator's stream (see the module docstring), until the host is done."""
-        lobby = self._lobby
+        lobby = self.lobby.hosting
         assert lobby is not None and fs.link is not None
-        while self.session is None:
+        while self.table.session is None:
             news = self._news
             if lobby.full.is_set():  # the host gave its lobby up
                 reason = lobby.error or "the table did not fill"
@@ -160,7 +195,7 @@ class WatchHostNode(LobbyNode):
         results: set[bytes] = set()
         while True:
             news = self._news
-            session = self.session
+            session = self.table.session
             assert session is not None
             if session is not game:
                 if game is not None:
@@ -171,23 +206,22 @@ class WatchHostNode(LobbyNode):
             frames = game.transcript[sent:]
             await _send_frames(fs, frames)
             sent += len(frames)
-            for signer, frame in list(self._results.items()):
+            for signer, frame in list(self.results.items()):
                 if signer not in results:
                     results.add(signer)
                     await _send(fs, frame)
-            done = self.closing.is_set() and self.session is game
+            done = self.table.closing.is_set() and self.table.session is game
             if done and sent == len(game.transcript):
                 body = {"reason": "the table is over"}
                 await _send(fs, net_frame(self.identity, BYE, body, fs.link))
                 return
             await self._look(news)
 
-    async def _shutdown(self, linger: float) -> None:
-        """Close the links, then give the spectators (boundedly) the end of the stream."""
-        await super()._shutdown(linger)
+    async def flush(self) -> None:
+        """The links are closed: give the spectators (boundedly) the end of the stream."""
         self._news.set()
         with trio.move_on_after(WATCH_FLUSH):
-            while self._spectators:
+            while self.spectators:
                 await trio.sleep(0.05)
 
 

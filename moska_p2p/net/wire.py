@@ -91,6 +91,7 @@ from ..crypto.identity import (
     is_acceptable_public_key,
     verify,
 )
+from ..errors import ConfigError, Error
 from ..protocol.config import MAX_GAMES
 from ..protocol.frames import (
     GAME_KINDS,
@@ -170,13 +171,29 @@ _SPECS: dict[str, Spec] = {
 _TEXT_LIMITS = {"name": MAX_NAME, "host": MAX_HOST, "reason": MAX_REASON}
 
 
-class HandshakeError(Exception):
+class HandshakeError(Error):
     """The other end of a connection said something it should not have: close it."""
 
 
 class ClosedError(HandshakeError):
     """The other end closed the connection where a message was due (a full host may close a
     stranger's connection at once: dial again)."""
+
+
+TRANSPORT_ERRORS: tuple[type[Exception], ...] = (
+    OSError,
+    trio.BrokenResourceError,
+    trio.ClosedResourceError,
+    trio.TooSlowError,
+    HandshakeError,
+    FrameError,
+    ConfigError,
+)
+"""What the network (or the peer at the other end) can do to one connection: a reset, a
+timeout, bytes that are no frame, a failed handshake, a table's settings that make no game.
+Each ends that connection only. The network's boundary catches these and nothing else: any
+other exception is this peer's own bug, which stops the node with its traceback instead of
+passing for a dropped connection that is redialed to fail again (ARCHITECTURE.md, "Errors")."""
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..engine import make_rules
+from ..errors import ConfigError as ConfigError
 
 PROTOCOL_VERSION = 3
 DEFAULT_TIMEOUT = 30.0
@@ -35,9 +36,6 @@ _SESSION_FIELDS = ("games", "game", "seating", "dealer", "previous")
 MAX_GAMES = 100
 """Games a session may plan at most (the signed session result lists every one)."""
 
-
-class ConfigError(ValueError):
-    """Table settings that cannot make a game."""
 
 
 @dataclass(frozen=True)

@@ -76,9 +76,10 @@ def test_a_stop_before_the_deal_records_its_culprits_and_a_later_one_does_not(
     echo: list[str] = []
     node = Node(_options(tmp_path, "me", echo, known_peers=known))
     aborter, seated = Identity.generate().public_bytes, Identity.generate().public_bytes
-    node._record_aborters(v.Verdict(v.TIMEOUT, (-1,), (aborter,), "did not answer"))
-    node._record_aborters(v.Verdict(v.TIMEOUT, (1,), (seated,), "did not answer"))  # a forfeit
-    node._record_aborters(v.Verdict(v.LEFT, (-1,), (node.me,), "I left"))  # never itself
+    node.runner._record_aborters(v.Verdict(v.TIMEOUT, (-1,), (aborter,), "did not answer"))
+    forfeit = v.Verdict(v.TIMEOUT, (1,), (seated,), "did not answer")
+    node.runner._record_aborters(forfeit)
+    node.runner._record_aborters(v.Verdict(v.LEFT, (-1,), (node.me,), "I left"))  # never itself
     assert KnownPeers.load(known).aborters == {aborter: v.TIMEOUT}
     assert any("ended the table before the deal" in line for line in echo)
 
@@ -92,7 +93,7 @@ def test_a_silence_before_the_deal_over_a_relay_is_recorded_as_such(tmp_path: Pa
     node = Node(_options(tmp_path, "me", [], known_peers=known))
     aborter, other = Identity.generate().public_bytes, Identity.generate().public_bytes
     verdict = v.Verdict(v.TIMEOUT, (-1, -1), (aborter, other), "did not answer", relayed=(aborter,))
-    node._record_aborters(verdict)
+    node.runner._record_aborters(verdict)
     record = KnownPeers.load(known)
     assert record.aborters == {aborter: "timeout-via-relay", other: v.TIMEOUT}
     assert "before the deal (timeout-via-relay)" in record.refusal_of_aborter(aborter)

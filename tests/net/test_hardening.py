@@ -107,10 +107,10 @@ def _linked_pair(tmp_path: Path) -> tuple[Node, Node]:
         Entry.sign(b.identity, lobby, "b", LOOPBACK, 2),
     )
     for index, node in enumerate((a, b)):
-        node.saved = SavedGame(tmp_path / f"{index}.moska", bytes(32), config, roster, index,
+        node.runner.saved = SavedGame(tmp_path / f"{index}.moska", bytes(32), config, roster, index,
                                "x", None)  # fmt: skip
-        node._table_id = table_id(config, [e.key for e in roster])
-        node.session = _StubSession()  # type: ignore[assignment]
+        node.runner.table_id = table_id(config, [e.key for e in roster])
+        node.runner.session = _StubSession()  # type: ignore[assignment]
         node.ready.set()
     return a, b
 
@@ -119,9 +119,9 @@ def _linked_pair(tmp_path: Path) -> tuple[Node, Node]:
 async def _serving(node: Node) -> AsyncIterator[int]:
     """``node`` accepting connections on a loopback port (yielded) for the block."""
     async with trio.open_nursery() as nursery:
-        listeners = await node._listen(0)
-        node._nursery = nursery
-        nursery.start_soon(node._serve, listeners)
+        listeners = await node.mesh.listen(0)
+        node._nursery = node.mesh.nursery = node.runner.nursery = nursery
+        nursery.start_soon(node.mesh.serve, listeners)
         yield node.port
         nursery.cancel_scope.cancel()
 
@@ -153,7 +153,7 @@ async def test_a_direct_link_is_mutually_authenticated(tmp_path: Path) -> None:
     a, b = _linked_pair(tmp_path)
     with trio.fail_after(10):
         async with _serving(a) as port:
-            fs = await b._dial(LOOPBACK, port, a.me)
+            fs = await b.mesh.dial(LOOPBACK, port, a.me)
             assert fs.is_authenticated
             assert await _eventually(lambda: b.me in a.links)
             await fs.stream.aclose()
@@ -190,7 +190,7 @@ async def test_a_relay_that_replays_a_captured_hi_is_refused(tmp_path: Path) -> 
             relay_port = listeners[0].socket.getsockname()[1]
             nursery.start_soon(trio.serve_listeners, relay, listeners)
             with pytest.raises(HandshakeError, match="does not answer this connection"):
-                await b._dial(LOOPBACK, relay_port, a.me)
+                await b.mesh.dial(LOOPBACK, relay_port, a.me)
             assert not a.links and not b.links
             assert [classify(f).kind for f in forwarded] == ["refuse"]  # type: ignore[union-attr]
             nursery.cancel_scope.cancel()
@@ -214,7 +214,7 @@ async def test_a_relay_that_answers_for_the_listener_is_refused(tmp_path: Path) 
                 assert body is not None
                 link = classify(body)
                 assert link is not None
-                parts = (b._table_id, b.me, a.me, link.body["nonce"], hi.body["nonce"])
+                parts = (b.table_id, b.me, a.me, link.body["nonce"], hi.body["nonce"])
                 proof = link_proof(mallory, *parts, b"listener")  # the wrong key
                 await stream.send_all(net_frame(mallory, "welcome", {"proof": proof}))
                 await trio.sleep(1)
@@ -223,7 +223,7 @@ async def test_a_relay_that_answers_for_the_listener_is_refused(tmp_path: Path) 
             relay_port = listeners[0].socket.getsockname()[1]
             nursery.start_soon(trio.serve_listeners, relay, listeners)
             with pytest.raises(HandshakeError, match="did not prove its key"):
-                await b._dial(LOOPBACK, relay_port, a.me)
+                await b.mesh.dial(LOOPBACK, relay_port, a.me)
             nursery.cancel_scope.cancel()
     assert not b.links
 
@@ -255,7 +255,7 @@ async def test_a_replayed_link_is_refused(tmp_path: Path) -> None:
             listeners = await trio.open_tcp_listeners(0, host=LOOPBACK)
             relay_port = listeners[0].socket.getsockname()[1]
             nursery.start_soon(trio.serve_listeners, relay, listeners)
-            fs = await b._dial(LOOPBACK, relay_port, a.me)  # a relay that only relays is fine
+            fs = await b.mesh.dial(LOOPBACK, relay_port, a.me)  # a relay that only relays is fine
             assert await _eventually(lambda: b.me in a.links)
             await fs.stream.aclose()
             assert await _eventually(lambda: not a.links)
@@ -320,7 +320,7 @@ async def test_the_roster_lists_a_joiner_where_it_says_not_where_a_relay_is(
             relay_port = listeners[0].socket.getsockname()[1]
             nursery.start_soon(trio.serve_listeners, relay, listeners)
             nursery.start_soon(joiner.join, LOOPBACK, relay_port)
-            lobby = host._lobby
+            lobby = host.lobby.hosting
             assert lobby is not None
             assert await _eventually(lambda: bool(lobby.joined), 10)
             [(entry, _)] = lobby.joined.values()
@@ -341,22 +341,22 @@ def test_a_roster_entry_not_signed_by_its_key_is_refused(tmp_path: Path) -> None
     """The host (or anyone) cannot steer a peer's address: each entry is signed by its key."""
     host, other = Identity.generate(), Identity.generate()
     node = Node(_options(tmp_path, "me"))
-    node.port = 7003
+    node.mesh.port = 7003
     lobby = lobby_id(CONFIG)
     good = [
         Entry.sign(host, lobby, "host", "", 7001),
         Entry.sign(other, lobby, "other", "192.0.2.1", 7002),
         Entry.sign(node.identity, lobby, "me", LOOPBACK, 7003),
     ]
-    assert node._check_start(_start(host, good), host.public_bytes, CONFIG)
+    assert node.lobby.check_start(_start(host, good), host.public_bytes, CONFIG)
     steered = Entry(other.public_bytes, "other", "198.51.100.9", 7002, good[1].sig)
     with pytest.raises(HandshakeError, match="not signed by its key"):
-        node._check_start(_start(host, [good[0], steered, good[2]]), host.public_bytes, CONFIG)
+        node.lobby.check_start(_start(host, [good[0], steered, good[2]]), host.public_bytes, CONFIG)
     elsewhere = TableConfig("moska", 3, bytes([6]) * 32, {}, 10.0)  # signed for another table
     moved = [Entry.sign(i, lobby_id(elsewhere), e.name, e.host, e.port)
              for i, e in zip((host, other, node.identity), good, strict=True)]  # fmt: skip
     with pytest.raises(HandshakeError, match="not signed by its key"):
-        node._check_start(_start(host, moved), host.public_bytes, CONFIG)
+        node.lobby.check_start(_start(host, moved), host.public_bytes, CONFIG)
 
 
 # ---------------------------------------------------------------- limits before trust (item 2)
@@ -409,7 +409,7 @@ async def test_unauthenticated_connections_are_capped_per_address_and_in_all(
             # and an honest joiner still gets in
             joiner = Node(_options(tmp_path, "joiner"))
             nursery.start_soon(joiner.join, LOOPBACK, port)
-            lobby = host._lobby
+            lobby = host.lobby.hosting
             assert lobby is not None
             assert await _eventually(lambda: joiner.me in lobby.joined, 10)
             nursery.cancel_scope.cancel()
@@ -471,7 +471,7 @@ async def test_a_flood_of_big_length_prefixes_holds_no_memory(tmp_path: Path) ->
             assert peak < 2_000_000, peak
             joiner = Node(_options(tmp_path, "joiner"))
             nursery.start_soon(joiner.join, LOOPBACK, port)
-            lobby = host._lobby
+            lobby = host.lobby.hosting
             assert lobby is not None
             assert await _eventually(lambda: joiner.me in lobby.joined, 10)
             nursery.cancel_scope.cancel()
@@ -507,7 +507,7 @@ async def test_accept_errors_are_logged_once_per_burst_and_backed_off(
     caplog.set_level(logging.INFO, logger="moska_p2p.net")
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(node._accept_loop, listener, nursery)
+            nursery.start_soon(node.mesh._accept_loop, listener, nursery)
             await trio.sleep(2.0)
             nursery.cancel_scope.cancel()
     # doubling from 50 ms to 1 s: about six tries in two seconds, not a busy loop
@@ -521,23 +521,23 @@ async def test_accept_errors_are_logged_once_per_burst_and_backed_off(
 @pytest.mark.trio
 async def test_out_of_descriptors_sheds_the_oldest_stranger(tmp_path: Path) -> None:
     node = Node(_options(tmp_path, "host"))
-    tickets = [node._admission.admit(f"10.0.0.{i}") for i in range(3)]
+    tickets = [node.mesh.admission.admit(f"10.0.0.{i}") for i in range(3)]
     assert all(tickets)
-    node._admission.shed()
+    node.mesh.admission.shed()
     assert tickets[0] is not None and tickets[0].scope.cancel_called
-    assert len(node._admission.pending) == 2
+    assert len(node.mesh.admission.pending) == 2
     for ticket in tickets:
         assert ticket is not None
         ticket.release()
         ticket.release()  # idempotent
-    assert not node._admission.pending and not node._admission.by_address
+    assert not node.mesh.admission.pending and not node.mesh.admission.by_address
 
 
 def test_stats_that_cannot_be_written_do_not_crash_a_finished_game(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     node = Node(_options(tmp_path, "p", stats=tmp_path / "no" / "such" / "dir" / "stats.json"))
-    node._conclude(Outcome(0, "result: a draw"))
+    node.conclude(Outcome(0, "result: a draw"))
     assert node.outcome is not None and node.outcome.code == 0
     assert "cannot write the statistics" in caplog.text
 
@@ -593,16 +593,16 @@ def test_a_joiner_refuses_a_roster_with_a_changed_key(tmp_path: Path) -> None:
     known = tmp_path / "known_peers"
     echo: list[str] = []
     node = Node(_options(tmp_path, "me", echo, known_peers=known))
-    node.port = 7003
+    node.mesh.port = 7003
     host, bob, eve = Identity.generate(), Identity.generate(), Identity.generate()
     lobby = lobby_id(CONFIG)
     me = Entry.sign(node.identity, lobby, "me", LOOPBACK, 7003)
     first = [Entry.sign(host, lobby, "alice", "", 7001), Entry.sign(bob, lobby, "bob", "h", 1), me]
-    node._check_start(_start(host, first), host.public_bytes, CONFIG)  # learnt
+    node.lobby.check_start(_start(host, first), host.public_bytes, CONFIG)  # learnt
     assert KnownPeers.load(known).known(host.public_bytes, "bob") == bob.public_bytes
     second = [first[0], Entry.sign(eve, lobby, "bob", "h", 1), me]
     with pytest.raises(HandshakeError, match="a known player's key has changed"):
-        node._check_start(_start(host, second), host.public_bytes, CONFIG)
+        node.lobby.check_start(_start(host, second), host.public_bytes, CONFIG)
     assert any("HAS CHANGED" in line and "bob" in line for line in echo)
 
 
@@ -625,7 +625,7 @@ async def test_join_expect_compares_the_whole_fingerprint(tmp_path: Path) -> Non
             right = Node(_options(tmp_path, "j2", lobby_wait=60))
             typed = fingerprint.lower().replace("-", " ")
             nursery.start_soon(partial(right.join, LOOPBACK, port, expect=typed))
-            lobby = host._lobby
+            lobby = host.lobby.hosting
             assert lobby is not None
             assert await _eventually(lambda: right.me in lobby.joined, 10)
             nursery.cancel_scope.cancel()
@@ -795,7 +795,7 @@ async def test_one_key_holds_one_seat_and_one_connection_in_the_lobby(tmp_path: 
         async with trio.open_nursery() as nursery:
             port = await nursery.start(host.host, CONFIG, 0)
             streams = [await _raw_join(mallory, port) for _ in range(6)]
-            lobby = host._lobby
+            lobby = host.lobby.hosting
             assert lobby is not None
             assert list(lobby.joined) == [mallory.public_bytes]
             for fs in streams[:-1]:
@@ -836,7 +836,7 @@ async def test_a_join_from_a_small_order_key_is_refused(tmp_path: Path) -> None:
             await stream.send_all(frame)
             with trio.fail_after(3):
                 assert await fs.receive() is None  # closed
-            lobby_state = host._lobby
+            lobby_state = host.lobby.hosting
             assert lobby_state is not None and not lobby_state.joined
             await stream.aclose()
             nursery.cancel_scope.cancel()

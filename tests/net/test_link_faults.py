@@ -70,7 +70,7 @@ async def test_a_link_that_carries_a_frame_nobody_signed_is_closed_and_dialed_ag
         async with trio.open_nursery() as outer:
             path = await _path_listening(outer)
             a, b = _pair(tmp_path, Identity.generate(), Identity.generate(), path.port)
-            a.session = _Judging(a.me)  # type: ignore[assignment]
+            a.runner.session = _Judging(a.me)  # type: ignore[assignment]
             async with _linked(a, b, path):
                 await _wait_for(lambda: b.me in a.links, "no first link")
                 forged = encode_frame("move", b"\x80", bytes(64))  # parses; signed by nobody
@@ -95,8 +95,8 @@ async def test_a_stuck_peer_asks_its_links_for_what_it_lacks_again_and_again(
             asked: list[dict[bytes, int]] = a.session.asked  # type: ignore[union-attr]
             async with _linked(a, b, path) as nursery:
                 await _wait_for(lambda: len(asked) == 1, "no first sync")  # the link's own
-                b.session = _Stuck(b.me, a.me)  # type: ignore[assignment]
-                nursery.start_soon(b._ticker)
+                b.runner.session = _Stuck(b.me, a.me)  # type: ignore[assignment]
+                nursery.start_soon(b.runner._ticker)
                 await _wait_for(lambda: len(asked) >= 3, "no periodic sync")
                 b.over.set()  # the game is over: the ticker stops, and so do the syncs
             outer.cancel_scope.cancel()
@@ -114,10 +114,10 @@ async def test_a_peer_waiting_for_itself_asks_nothing(tmp_path: Path) -> None:
             async with _linked(a, b, path) as nursery:
                 await _wait_for(lambda: len(asked) == 1, "no first sync")
                 stuck = _Stuck(b.me, b.me)
-                b.session = stuck  # type: ignore[assignment]
+                b.runner.session = stuck  # type: ignore[assignment]
                 ticks = []
                 stuck.tick = lambda now: ticks.append(now) or []  # type: ignore[method-assign]
-                nursery.start_soon(b._ticker)
+                nursery.start_soon(b.runner._ticker)
                 await _wait_for(lambda: len(ticks) >= 3 * round(sync_interval(2.0) / 0.5), "")
                 b.over.set()
             outer.cancel_scope.cancel()

@@ -11,7 +11,7 @@ replayed ``next`` with ``go = false`` from an earlier session ended this one as 
 had said no, and a replayed ``sync`` made a peer resend its frames on every replay.
 
 Real link code, real TCP on 127.0.0.1: ``b`` (the later peer) keeps its link to ``a`` up with
-its own redialing (``_keep_link``) through :class:`_Path`, an on-path attacker that forwards
+its own redialing (``Mesh.keep``) through :class:`_Path`, an on-path attacker that forwards
 whole frames both ways, records them, can withhold some, and can inject any frame; and once
 through a real ``moska relay`` (:class:`_ReplayingRelay`) that plays a recorded ``bye`` into
 the next virtual link.
@@ -153,10 +153,10 @@ def _pair(
     roster = (Entry.sign(a_id, lobby, "a", "", 1), Entry.sign(b_id, lobby, "b", LOOPBACK, 2))
     for index, node in enumerate((a, b)):
         address = (host, path_port) if index else None
-        node.saved = SavedGame(tmp_path / f"{tag}{index}.moska", bytes(32), config, roster,
+        node.runner.saved = SavedGame(tmp_path / f"{tag}{index}.moska", bytes(32), config, roster,
                                index, "x", address)  # fmt: skip
-        node._table_id = table_id(config, [e.key for e in roster])
-        node.session = _Session(node.me)  # type: ignore[assignment]
+        node.runner.table_id = table_id(config, [e.key for e in roster])
+        node.runner.session = _Session(node.me)  # type: ignore[assignment]
         node.ready.set()
     return a, b
 
@@ -166,8 +166,8 @@ async def _linked(a: Node, b: Node, path: _Path) -> AsyncIterator[trio.Nursery]:
     """``a`` serving, the path in front of it, and ``b`` keeping its link to ``a`` up."""
     async with _serving(a) as port, trio.open_nursery() as nursery:
         path.upstream = port
-        b._nursery = nursery
-        nursery.start_soon(b._keep_link, 0, None)
+        b._nursery = b.mesh.nursery = b.runner.nursery = nursery
+        nursery.start_soon(b.mesh.keep, 0, None)
         yield nursery
         b.closing.set()
         nursery.cancel_scope.cancel()
@@ -188,7 +188,7 @@ async def _wait_for(check: Callable[[], bool], what: str) -> None:
 def _vote(node: Node, game: int, go: bool) -> None:
     """``node``'s answer to "the next game?" as :mod:`moska_p2p.net.sessions` casts it: kept
     for the links that come up later and sent on every link up now."""
-    node._cast_vote(game, go)
+    node.sessions.cast_vote(game, go)
 
 
 @pytest.mark.trio
@@ -206,7 +206,7 @@ async def test_a_bye_replayed_into_a_later_link_does_not_stop_the_redialing(
                 await _wait_for(lambda: b.me in a.links and a.me in b.links, "no first link")
                 assert a.links[b.me].stream.link == b.links[a.me].stream.link  # both ends agree
                 path.withhold.add("net/bye")  # recorded, never delivered
-                a.links[b.me].finish(a._bye())
+                a.links[b.me].finish(a.runner.bye())
                 await _wait_for(lambda: bool(path.conns[0].frames(TO_B, BYE)), "no bye")
                 bye = path.conns[0].frames(TO_B, BYE)[0]
                 await _wait_for(lambda: len(path.conns) >= 2 and a.me in b.links, "no redial")
@@ -236,16 +236,17 @@ async def test_a_no_to_the_next_game_replayed_from_another_session_is_refused(
             async with _linked(a1, b1, path):
                 await _wait_for(lambda: a_id.public_bytes in b1.links, "no first link")
                 _vote(a1, 1, False)
-                await _wait_for(lambda: (1, a_id.public_bytes) in b1._votes, "no vote")
+                await _wait_for(lambda: (1, a_id.public_bytes) in b1.sessions.votes, "no vote")
             no = path.conns[0].frames(TO_B, NEXT)[0]
             a2, b2 = _pair(tmp_path, a_id, b_id, path.port, "s2")
             async with _linked(a2, b2, path):
                 await _wait_for(lambda: a_id.public_bytes in b2.links, "no second link")
                 await path.conns[-1].inject(TO_B, no)
                 await _wait_for(
-                    lambda: bool(b2._votes) or NOT_THIS_LINK in caplog.text, "nothing happened"
+                    lambda: bool(b2.sessions.votes) or NOT_THIS_LINK in caplog.text,
+                    "nothing happened",
                 )
-                assert b2._votes == {}, "b counted a vote of another session"
+                assert b2.sessions.votes == {}, "b counted a vote of another session"
             outer.cancel_scope.cancel()
     assert f"a next message {NOT_THIS_LINK}" in caplog.text
 
@@ -322,17 +323,17 @@ async def test_a_relay_cannot_replay_a_bye_into_the_next_virtual_link(
             relay = _ReplayingRelay(a.me)
             await nursery.start(relay.serve, LOOPBACK, 0)
             for node in (a, b):
-                node._nursery = nursery
+                node._nursery = node.mesh.nursery = node.runner.nursery = nursery
                 client = RelayClient(
-                    node.identity, LOOPBACK, relay.port, a._table_id[:16], node._relayed_in
+                    node.identity, LOOPBACK, relay.port, a.table_id[:16], node.mesh.relayed_in
                 )
-                node.relay_client = client
+                node.mesh.relay_client = client
                 await nursery.start(client.run)
                 assert client.registered.is_set(), client.error
-            nursery.start_soon(b._keep_link, 0, None)
+            nursery.start_soon(b.mesh.keep, 0, None)
             await _wait_for(lambda: b.me in a.links and a.me in b.links, "no first link")
             first = b.links[a.me]
-            a.links[b.me].finish(a._bye())
+            a.links[b.me].finish(a.runner.bye())
             await _wait_for(lambda: relay.played, "the relay did not replay the bye")
             await _wait_for(
                 lambda: a.me in b.gone or NOT_THIS_LINK in caplog.text, "nothing happened"

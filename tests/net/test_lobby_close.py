@@ -12,7 +12,7 @@ import trio
 
 from moska_p2p.bots.loader import load_bot
 from moska_p2p.crypto.identity import Identity
-from moska_p2p.net.node import EXIT_FAILED, Node, NodeOptions, _Lobby
+from moska_p2p.net.node import EXIT_FAILED, Node, NodeOptions
 from moska_p2p.net.wire import Entry
 from moska_p2p.protocol.config import TableConfig, lobby_id
 from moska_p2p.table.networked import BotAtTable
@@ -47,17 +47,17 @@ async def test_a_host_that_gives_up_its_lobby_tells_the_waiting_joiner_why(
     assert "refused: the table did not fill within 4 s (2 of 3 players)" in outcome.message, (
         outcome.message
     )
-    assert host._lobby is not None and host._lobby.waiting == 0
+    assert host.lobby.hosting is not None and host.lobby.hosting.waiting == 0
 
 
 def test_a_closing_lobby_seats_no_one(tmp_path: Path) -> None:
     """A join that arrives while the host tells the others it gave up must not fill (and
     start) the table it is closing: it is refused with the same reason."""
     host = _node(tmp_path, "host", [], lobby_wait=60.0)
-    lobby = host._lobby = _Lobby(CONFIG)
+    lobby = host.lobby.open(CONFIG)
     late = Identity.generate()
     entry = Entry.sign(late, lobby_id(CONFIG), "late", LOOPBACK, 1)
-    assert host._lobby_refusal(late.public_bytes, entry) == ""
+    assert host.lobby.refusal(late.public_bytes, entry) == ""
     lobby.error = "the table did not fill within 5 s (2 of 3 players)"
     lobby.full.set()
-    assert host._lobby_refusal(late.public_bytes, entry) == lobby.error
+    assert host.lobby.refusal(late.public_bytes, entry) == lobby.error

@@ -71,18 +71,19 @@ async def _through_relay(
     ``a`` did talk to the real ``b`` (the relay only rewrote ``a``'s answer), and that link
     must end as ``b`` hangs up."""
     a, b = _linked_pair(tmp_path)
-    room = a._table_id[:16]
+    room = a.table_id[:16]
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             relay = SplicingRelay()
             await nursery.start(relay.serve, LOOPBACK, 0)
             for node in (a, b):
-                node._nursery = nursery
-                client = RelayClient(node.identity, LOOPBACK, relay.port, room, node._relayed_in)
-                node.relay_client = client
+                node._nursery = node.mesh.nursery = node.runner.nursery = nursery
+                incoming = node.mesh.relayed_in
+                client = RelayClient(node.identity, LOOPBACK, relay.port, room, incoming)
+                node.mesh.relay_client = client
                 await nursery.start(client.run)
                 assert client.registered.is_set(), client.error
-            first = await b._dial(RELAYED_HOST, 1, a.me)
+            first = await b.mesh.dial(RELAYED_HOST, 1, a.me)
             assert first.is_authenticated
             assert await _eventually(lambda: b.me in a.links)
             await first.stream.aclose()
@@ -91,7 +92,7 @@ async def _through_relay(
             relay.rewrite = attack(relay, a, b)
             error: BaseException | None = None
             try:
-                second = await b._dial(RELAYED_HOST, 1, a.me)
+                second = await b.mesh.dial(RELAYED_HOST, 1, a.me)
                 await second.stream.aclose()
             except Exception as caught:  # what b was told
                 error = caught
@@ -141,7 +142,7 @@ def _own_welcome(relay: SplicingRelay, a: Node, b: Node) -> Rewrite:
             nonces[kind] = message.body["nonce"]
         if kind != WELCOME:
             return frame
-        parts = (b._table_id, b.me, mallory.public_bytes, nonces[LINK], nonces[HI])
+        parts = (b.table_id, b.me, mallory.public_bytes, nonces[LINK], nonces[HI])
         proof = link_proof(mallory, *parts, b"listener")
         return net_frame(mallory, WELCOME, {"proof": proof})
 

@@ -2,7 +2,7 @@
 
 Three peers and a relay in one trio run on 127.0.0.1, all listening and all registered at the
 relay. The last joiner's direct connections to the first joiner's port go through
-:meth:`~moska_p2p.net.links.LinkNode._connect_direct`, which the test wraps: it refuses,
+:meth:`~moska_p2p.net.links.Mesh.connect_direct`, which the test wraps: it refuses,
 never answers, or reaches another peer's port, until the test opens it. So that link starts
 through the relay; once the direct path opens, the dialer's background tries reach it and the
 direct link replaces the relayed one (both sides stop counting the peer as relayed); while it
@@ -25,6 +25,7 @@ import trio
 from moska_p2p.bots.loader import load_bot
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.net import links
+from moska_p2p.net.link import Link
 from moska_p2p.net.node import Node, NodeOptions
 from moska_p2p.net.port import GamePort
 from moska_p2p.net.relay import RelayServer
@@ -46,7 +47,7 @@ class DirectGate:
     to port :attr:`elsewhere`) until :attr:`opened` is set; counted."""
 
     def __init__(self, node: Node, port: int, mode: str, elsewhere: int) -> None:
-        self.real = node._connect_direct
+        self.real = node.mesh.connect_direct
         self.port = port
         self.mode = mode
         self.elsewhere = elsewhere
@@ -130,7 +131,7 @@ async def _table(tmp_path: Path, mode: str, watch: Watch) -> tuple[list[Node], D
                 join = functools.partial(nodes[1].join, room=room)
                 first_port = await nursery.start(join, LOOPBACK, host_port)
                 gate = DirectGate(nodes[2], first_port, mode, host_port)
-                nodes[2]._connect_direct = gate  # type: ignore[method-assign]
+                nodes[2].mesh.connect_direct = gate  # type: ignore[method-assign]
                 last = functools.partial(nodes[2].join, LOOPBACK, host_port, room=room)
                 nursery.start_soon(last)
                 await watch(nodes, gate, held)
@@ -163,7 +164,7 @@ async def test_a_relayed_link_becomes_direct_once_the_direct_address_answers(
             "the link starts relayed, on both sides",
         )
         relayed = last.links[first.me]
-        assert first.me in last._relayed and last.me in first._relayed
+        assert first.me in last.mesh.relayed and last.me in first.mesh.relayed
         assert last.session is not None and first.me in last.session.relayed_paths
         # two background tries while the direct path is shut: nothing changes
         await _until(lambda: gate.shut_tries >= 3, "the dial and two tries of the direct path")
@@ -171,8 +172,8 @@ async def test_a_relayed_link_becomes_direct_once_the_direct_address_answers(
         gate.opened.set()
         await _until(lambda: _path(last, first.me) == "direct", "the link becomes direct")
         await _until(lambda: _path(first, last.me) == "direct", "the listener's side too")
-        seen["last relayed"] = frozenset(last._relayed)
-        seen["first relayed"] = frozenset(first._relayed)
+        seen["last relayed"] = frozenset(last.mesh.relayed)
+        seen["first relayed"] = frozenset(first.mesh.relayed)
         assert last.session is not None
         seen["paths"] = last.session.relayed_paths
         held.release.set()
@@ -211,7 +212,102 @@ async def test_a_direct_address_that_never_answers_as_the_peer_leaves_the_link_r
     nodes, _ = await _table(tmp_path, mode, watch)
     host, first, last = nodes
     assert last.stats.upgrades == 0
-    assert first.me in last._relayed and last.me in first._relayed
+    assert first.me in last.mesh.relayed and last.me in first.mesh.relayed
     # one link to each other peer, for the whole game: failed tries churn nothing
     assert last.stats.links == 2 and first.stats.links == 2 and host.stats.links == 2
     _check_records(tmp_path, nodes)
+
+
+class ShutUntil:
+    """A node's direct connections, all refused until :attr:`opened` is set."""
+
+    def __init__(self, node: Node, opened: trio.Event) -> None:
+        self.real = node.mesh.connect_direct
+        self.opened = opened
+
+    async def __call__(self, host: str, port: int) -> trio.abc.HalfCloseableStream:
+        if not self.opened.is_set():
+            raise ConnectionRefusedError(errno.ECONNREFUSED, "refused by the test")
+        return await self.real(host, port)
+
+
+async def play_a_table_whose_every_link_leaves_the_relay(
+    tmp_path: Path, *, players: int = 4, after: int = 12, pace: float = 0.03
+) -> list[Node]:
+    """A table of ``players`` whose every link starts through the relay (every direct
+    connection refused, the joiners' lobby connections too), and once the game has made
+    ``after`` moves, with frames flowing on every link, the direct paths open: each link
+    leaves the relay mid-game. Returns the nodes once all are done."""
+    config = TableConfig("durak", players, secrets.token_bytes(32), {}, 60.0)
+    room = lobby_id(config)[:ROOM_SIZE]
+    opened = trio.Event()
+    with trio.fail_after(150):
+        async with trio.open_nursery() as outer:
+            relay = RelayServer()
+            await outer.start(relay.serve, LOOPBACK, 0)
+            where = (LOOPBACK, relay.port)
+            bots = ["greedy", "random", "shedder", "random"]
+            nodes = [
+                _node(tmp_path, i, BotAtTable(load_bot(bots[i % 4], seed=i), pace=pace), where)
+                for i in range(players)
+            ]
+            for node in nodes:
+                node.mesh.connect_direct = ShutUntil(node, opened)  # type: ignore[method-assign]
+            async with trio.open_nursery() as nursery:
+                host_port = await nursery.start(nodes[0].host, config, 0)
+                for node in nodes[1:]:
+                    join = functools.partial(node.join, expect=nodes[0].me, room=room)
+                    await nursery.start(join, LOOPBACK, host_port)
+                await _until(
+                    lambda: all(
+                        len(n.links) == players - 1
+                        and all(_path(n, k) == "relay" for k in n.links)
+                        for n in nodes
+                    ),
+                    "every link up, through the relay",
+                )
+                await _until(
+                    lambda: nodes[0].stats.moves >= after or nodes[0].over.is_set(),
+                    "the game under way",
+                    timeout=60.0,
+                )
+                opened.set()
+            outer.cancel_scope.cancel()  # the relay
+    return nodes
+
+
+def break_relayed_reads_when_cancelled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relayed link's read, cancelled, fails as if the relay had closed the link at that
+    very moment: what a loaded machine makes of a relayed link dropped for a direct one (the
+    listener closes its end when the direct link replaces it, the relay says so, and the
+    dialer's reader wakes with the news in the same step as its cancellation). The link's
+    nursery then raises a group of that error and ``Cancelled``."""
+    read = Link._read_loop
+
+    async def read_loop(self: Link) -> None:
+        try:
+            await read(self)
+        except trio.Cancelled:
+            if not isinstance(self.stream.stream, VirtualStream):
+                raise
+            raise trio.BrokenResourceError("the relay closed the link") from None
+
+    monkeypatch.setattr(Link, "_read_loop", read_loop)
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("race", [False, True], ids=["calm", "the relay closes as it drops"])
+async def test_every_link_of_a_four_peer_table_leaves_the_relay_mid_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race: bool
+) -> None:
+    """The links of all six pairs go direct while frames flow on them: no peer dies when its
+    relayed link is dropped under it (the relay closing the virtual link as the link is
+    cancelled), every game ends with its result and every transcript verifies."""
+    monkeypatch.setattr(links, "UPGRADE_FIRST", 0.2)
+    monkeypatch.setattr(links, "UPGRADE_MAX", 0.4)
+    if race:
+        break_relayed_reads_when_cancelled(monkeypatch)
+    nodes = await play_a_table_whose_every_link_leaves_the_relay(tmp_path)
+    _check_records(tmp_path, nodes)
+    # every later peer dialed each earlier one through the relay, then directly
+    assert sum(node.stats.upgrades for node in nodes) == 6

@@ -190,7 +190,7 @@ async def test_a_host_refuses_spectators_it_does_not_take_with_a_reason(
                     first.append(await _watcher(tmp_path, [], Seen()).watch((LOOPBACK, port)))
 
                 nursery.start_soon(one)
-                while not host._spectators:
+                while not host.spectators.spectators:
                     await trio.sleep(0.02)
             outcome = await _watcher(tmp_path, [], seen).watch((LOOPBACK, port))
             nursery.cancel_scope.cancel()
@@ -227,10 +227,10 @@ async def test_a_spectator_that_speaks_after_its_handshake_is_cut_off_and_the_ga
             welcome = await fs.receive_net("welcome")
             assert check_watch_proof(welcome.body["proof"], *parts, HOST)
             fs.authenticated(watch_id(*parts))
-            assert len(host._spectators) == 1
+            assert len(host.spectators.spectators) == 1
             await fs.send(b"\x00\x00\x00\x05hello")  # garbage: a spectator sends nothing
             with trio.fail_after(10):
-                while host._spectators:
+                while host.spectators.spectators:
                     await trio.sleep(0.02)
             nursery.start_soon(joiner.join, LOOPBACK, port)
             await host.over.wait()
@@ -263,7 +263,7 @@ async def test_a_link_proof_is_no_spectators_proof_and_a_player_key_cannot_watch
                 body = {"nonce": nonce, "table": table, "proof": proof_of(parts), "name": "x"}
                 await fs.send(net_frame(who, WATCH, body))
                 refusal = await fs.receive_net(REFUSE)
-                while host._spectators:  # its slot is given back once the refusal is out
+                while host.spectators.spectators:  # its slot is given back once the refusal is out
                     await trio.sleep(0.02)
                 assert refusal.body["reason"], refusal
                 await fs.stream.aclose()
@@ -283,14 +283,14 @@ async def test_a_host_that_withholds_frames_is_reported_silent_blaming_nobody(
     async def withhold(self: object, fs: FrameStream) -> None:  # the host's stream, cut short
         while host.session is None:
             await trio.sleep(0.02)
-        await fs.send(host._lobby.start_frame)  # type: ignore[union-attr]
+        await fs.send(host.lobby.hosting.start_frame)  # type: ignore[union-attr]
         stalled.set()
         await trio.sleep_forever()
 
     watcher = _watcher(tmp_path, echo, Seen(), silence=1.0)
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
-            host._stream = withhold.__get__(host)  # type: ignore[method-assign]
+            host.spectators.stream = withhold.__get__(host.spectators)  # type: ignore[method-assign]
             port = await nursery.start(host.host, _config(), 0)
             nursery.start_soon(joiner.join, LOOPBACK, port)
             outcome = await watcher.watch((LOOPBACK, port))
@@ -475,7 +475,7 @@ async def test_a_spectator_sees_a_game_stopped_by_a_verdict_and_its_record_verif
             async def leave_soon() -> None:
                 while joiner.session is None or len(joiner.session.moves) < 6:
                     await trio.sleep(0.01)
-                joiner._leave("had to go")
+                joiner.runner.leave("had to go")
 
             nursery.start_soon(leave_soon)
             outcome = await watcher.watch((LOOPBACK, port))

@@ -1,4 +1,4 @@
-"""One suite for seat behaviour (issue 12): every kind of failing seat, every driver.
+"""One suite for seat behaviour: every kind of failing seat, every driver.
 
 A bot from a file that raises, answers an illegal move or sleeps past its budget, and an
 external process that crashes or prints garbage: each must forfeit with the same reason in
@@ -34,13 +34,20 @@ from moska_p2p.ui.terminal import TerminalPlayer
 TESTS = Path(__file__).resolve().parent.parent
 BAD_BOTS = TESTS / "arena" / "fixtures" / "bad_bots.py"
 EXTERNAL = TESTS / "bots" / "fixtures" / "misbehaving_bot.py"
-BUDGET = 0.3
+# The sleeper's budget is far below its sleep, and every other seat's far above anything a
+# loaded machine needs to start a process and answer: so which failure a seat shows never
+# depends on the machine's load (a 0.3 s budget made a crashing external bot, slow to start
+# under load, forfeit by time instead).
+SLEEP, SHORT_BUDGET, LONG_BUDGET = 3.0, 1.0, 30.0
 PRESET, PLAYERS = "durak", 2
 
 SEATS = {
     "raises": (f"{BAD_BOTS}:Raiser", "raised RuntimeError: boom"),
     "illegal": (f"{BAD_BOTS}:Illegal", "answered ('no such move', ()), which is not a legal move"),
-    "sleeps": (f"{BAD_BOTS}:Sleeper:sleep=2", f"ran past its time budget of {BUDGET:g} s"),
+    "sleeps": (
+        f"{BAD_BOTS}:Sleeper:sleep={SLEEP:g}",
+        f"ran past its time budget of {SHORT_BUDGET:g} s",
+    ),
     "crashes": (f"exec:{sys.executable} {EXTERNAL} crash 3", "raised ExternalBotError: "),
     "garbage": (
         f"exec:{sys.executable} {EXTERNAL} garbage 3",
@@ -49,8 +56,12 @@ SEATS = {
 }
 
 
+def budget_for(spec: str) -> float:
+    return SHORT_BUDGET if "Sleeper" in spec else LONG_BUDGET
+
+
 def in_the_arena(spec: str) -> str:
-    result = run_arena(PRESET, [spec, "random"], games=1, seed=1, budget=BUDGET)
+    result = run_arena(PRESET, [spec, "random"], games=1, seed=1, budget=budget_for(spec))
     (outcome,) = result.outcomes
     assert outcome.forfeit is not None
     return outcome.reason
@@ -66,7 +77,7 @@ class _FirstMove(TerminalPlayer):
 def in_moska_play(spec: str) -> str:
     out = io.StringIO()
     person = _FirstMove(seat_names("you", [spec]), stdout=out, interactive=False, color=False)
-    table = LocalTable(PRESET, PLAYERS, [spec], seed=1, budget=BUDGET)
+    table = LocalTable(PRESET, PLAYERS, [spec], seed=1, budget=budget_for(spec))
     assert play_session(table, person, ask_again=False) == 0
     found = re.search(r"The session stops: .* forfeits: (.*)\.\n", out.getvalue())
     assert found, out.getvalue()[-500:]
@@ -85,7 +96,7 @@ def in_simulate(spec: str) -> str:
     config = TableConfig(PRESET, PLAYERS, bytes(32), {}, 10.0)
     network = Network(make_peers(config, ids, seed=1))
     bad, honest = load_bot(spec), load_bot("random", seed=2)
-    result = run_game(network, [bad, honest], budget=BUDGET)
+    result = run_game(network, [bad, honest], budget=budget_for(spec))
     return _left_reason(result.verdicts[1])
 
 
@@ -95,7 +106,7 @@ def at_a_network_table(spec: str, tmp_path: Path) -> str:
         Node(
             NodeOptions(
                 identity=Identity.generate(),
-                player=BotAtTable(bot, budget=BUDGET),
+                player=BotAtTable(bot, budget=budget_for(spec)),
                 transcript=tmp_path / f"p{i}.moska",
                 name=f"p{i}",
                 bind="127.0.0.1",

@@ -1,0 +1,57 @@
+"""A club tournament with no referee (the MM-kisat of seed 003, a club evening): the event's
+settings and entry list, a draw nobody can stack, the seating of each round, and standings
+anyone can recompute from the tables' signed session results.
+
+Sans-IO like :mod:`moska_p2p.protocol`: statements in, statements and facts out; the caller
+moves the bytes and keeps the files. ``docs/TOURNAMENT.md`` is the guide.
+"""
+
+from .draw import CommitSet, Draw, commit, commit_set, commitment, draw, reveal
+from .entry import (
+    BOT,
+    PERSON,
+    Entrant,
+    EntryList,
+    acknowledge,
+    close_entry,
+    missing_acknowledgements,
+    read_entry,
+)
+from .pairing import meetings, repeats, seat_tables, table_sizes
+from .signed import Statement, read, sign
+from .spec import EventSpec, TournamentError, event_id
+from .standings import RoundResult, Row, TableResult, best, digest, standings
+
+__all__ = [
+    "BOT",
+    "PERSON",
+    "CommitSet",
+    "Draw",
+    "Entrant",
+    "EntryList",
+    "EventSpec",
+    "RoundResult",
+    "Row",
+    "Statement",
+    "TableResult",
+    "TournamentError",
+    "acknowledge",
+    "best",
+    "close_entry",
+    "commit",
+    "commit_set",
+    "commitment",
+    "digest",
+    "draw",
+    "event_id",
+    "meetings",
+    "missing_acknowledgements",
+    "read",
+    "read_entry",
+    "repeats",
+    "reveal",
+    "seat_tables",
+    "sign",
+    "standings",
+    "table_sizes",
+]

@@ -1,0 +1,83 @@
+"""A statement somebody signed about an event: the one shape every tournament record has.
+
+A statement is ``[kind, author key, payload, signature]`` (msgpack), the signature over the
+payload under the kind's own tag (``crypto.identity.signing_input``), so a statement of one
+kind can never be read as another, nor as a game frame. Its payload always starts with the
+event's id, so a statement of one event never counts in another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..crypto.identity import Identity, fingerprint_of, is_acceptable_public_key, verify
+from ..protocol.frames import FrameError, pack, unpack
+from .spec import TournamentError
+
+ENTRY = "tournament/entry"
+ACK = "tournament/ack"
+COMMIT = "tournament/commit"
+REVEAL = "tournament/reveal"
+KINDS = frozenset({ENTRY, ACK, COMMIT, REVEAL})
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A signed statement; :func:`sign` makes one, :func:`read` checks one from bytes."""
+
+    kind: str
+    author: bytes
+    payload: bytes
+    signature: bytes
+
+    def body(self) -> list[object]:
+        """The payload, decoded: a list whose first item is the event id."""
+        try:
+            value = unpack(self.payload)
+        except FrameError as error:
+            raise TournamentError(f"a {self.kind} statement: {error}") from None
+        if not isinstance(value, list) or not value or not isinstance(value[0], bytes):
+            raise TournamentError(f"a {self.kind} statement's body is [event id, ...]")
+        return value
+
+    def event(self) -> bytes:
+        event = self.body()[0]
+        assert isinstance(event, bytes)  # body() checked it
+        return event
+
+    def to_bytes(self) -> bytes:
+        return pack([self.kind, self.author, self.payload, self.signature])
+
+    def by(self) -> str:
+        """Who signed it, for a message a person reads."""
+        return fingerprint_of(self.author)
+
+
+def sign(identity: Identity, kind: str, body: list[object]) -> Statement:
+    if kind not in KINDS:
+        raise TournamentError(f"unknown statement kind {kind!r}")
+    payload = pack(body)
+    return Statement(kind, identity.public_bytes, payload, identity.sign(kind, payload))
+
+
+def read(data: bytes) -> Statement:
+    """A statement from its bytes, its signature checked; :class:`TournamentError` for
+    anything else."""
+    try:
+        value = unpack(data)
+    except FrameError as error:
+        raise TournamentError(f"not a tournament statement: {error}") from None
+    if not isinstance(value, list) or len(value) != 4:
+        raise TournamentError("a tournament statement is [kind, author, payload, signature]")
+    kind, author, payload, signature = value
+    if kind not in KINDS:
+        raise TournamentError(f"unknown statement kind {kind!r}")
+    if not is_acceptable_public_key(author):
+        raise TournamentError(f"a {kind} statement's author is not a public key")
+    if not isinstance(payload, bytes) or not isinstance(signature, bytes):
+        raise TournamentError(f"a {kind} statement's payload and signature are bytes")
+    assert isinstance(author, bytes)
+    statement = Statement(kind, author, payload, signature)
+    if not verify(author, kind, payload, signature):
+        raise TournamentError(f"a {kind} statement by {statement.by()}: bad signature")
+    return statement
