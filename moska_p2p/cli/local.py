@@ -120,10 +120,10 @@ def play(
 
 def record_file() -> Path:
     """The person's record of ``moska play``, in the data folder beside the saved games."""
-    from ..net.persist import data_dir
+    from ..dirs import data_dir
     from ..ui.player_record import RECORD_NAME
 
-    return data_dir().parent / RECORD_NAME
+    return data_dir() / RECORD_NAME
 
 
 def stats() -> None:
