@@ -9,6 +9,8 @@ pure-Python workload, so figures from different machines can be compared as rati
     python scripts/bench_engine.py                 # every preset, 4 players
     python scripts/bench_engine.py --games 5000 --runs 5 --presets moska,durak
     python scripts/bench_engine.py --baseline HEAD # this tree against a git revision
+    python scripts/bench_engine.py --engines       # the pure engine against the compiled one
+    python scripts/bench_engine.py --engines --baseline main  # both against main's engine
 
 ``--baseline REV`` measures the engine of git revision ``REV`` (extracted with ``git
 archive`` into a temporary directory, so the repository is not touched) against the engine
@@ -17,6 +19,11 @@ subprocess for each side, the two sides interleaved and their order alternated, 
 that slows down or speeds up during the run weighs on both alike; each side's time is its
 process's CPU time. It prints both medians, their ratio, the median of the paired per-run
 ratios and the ratio of the fastest runs (this tree / baseline; above 1 is faster).
+
+``--engines`` measures this tree twice, the same way: its pure engine
+(``MOSKA_PURE_ENGINE=1``) and its compiled one (where the install built it, see
+``hatch_build.py``; each side prints which engine it really ran); with ``--baseline`` both
+are compared with the baseline, else the compiled one with the pure one.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -34,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+PURE_ENGINE_VARIABLE = "MOSKA_PURE_ENGINE"  # moska_p2p/engine/__init__.py
 
 
 def _engine(root: Path) -> Any:
@@ -83,36 +92,39 @@ def _players(preset: str, players: int) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    """One measurement in this process, printed as JSON (the --baseline subprocesses)."""
+    """One measurement in this process, printed as JSON (the comparison's subprocesses)."""
     engine = _engine(Path(args.root))
     seconds, moves = play_games(
         engine, args.presets, args.players, args.games, args.first_seed, cpu=True
     )
-    print(json.dumps({"seconds": seconds, "moves": moves}))
+    implementation = getattr(engine, "IMPLEMENTATION", "pure Python")
+    print(json.dumps({"seconds": seconds, "moves": moves, "implementation": implementation}))
     return 0
 
 
-def _measure(root: Path, preset: str, players: int, games: int, first_seed: int) -> float:
-    """Games per CPU second of the engine at ``root``, measured in a fresh subprocess (CPU
-    time: on a shared machine other processes' load weighs on it far less than on wall
-    time)."""
-    command = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--worker",
-        "--root",
-        str(root),
-        "--presets",
-        preset,
-        "--players",
-        str(players),
-        "--games",
-        str(games),
-        "--first-seed",
-        str(first_seed),
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, check=True, cwd=root)
-    return games / float(json.loads(result.stdout.splitlines()[-1])["seconds"])
+class Side:
+    """One engine of a comparison: a tree, and whether its pure engine is forced."""
+
+    def __init__(self, name: str, root: Path, pure: bool) -> None:
+        self.name, self.root, self.pure = name, root, pure
+        self.implementation = ""
+
+    def measure(self, preset: str, players: int, games: int, first_seed: int) -> float:
+        """Games per CPU second, measured in a fresh subprocess (CPU time: on a shared
+        machine other processes' load weighs on it far less than on wall time)."""
+        command = [sys.executable, str(Path(__file__).resolve()), "--worker"]
+        command += ["--root", str(self.root), "--presets", preset, "--players", str(players)]
+        command += ["--games", str(games), "--first-seed", str(first_seed)]
+        env = dict(os.environ)
+        env.pop(PURE_ENGINE_VARIABLE, None)
+        if self.pure:
+            env[PURE_ENGINE_VARIABLE] = "1"
+        result = subprocess.run(
+            command, capture_output=True, text=True, check=True, cwd=self.root, env=env
+        )
+        report = json.loads(result.stdout.splitlines()[-1])
+        self.implementation = report["implementation"]
+        return games / float(report["seconds"])
 
 
 def _extract(rev: str, into: Path) -> None:
@@ -126,55 +138,71 @@ def _extract(rev: str, into: Path) -> None:
 
 
 def _compare(args: argparse.Namespace, presets: list[str]) -> int:
-    """This tree against ``args.baseline``, interleaved (see the module docstring)."""
+    """Engines against the first one, interleaved (see the module docstring)."""
     calib = statistics.median(calibration() for _ in range(args.runs))
     print(f"calibration workload: {calib * 1000:.1f} ms (median of {args.runs})")
-    print(f"baseline: {args.baseline}; this tree: {REPO}")
-    rates: dict[str, dict[str, list[float]]] = {p: {"base": [], "tree": []} for p in presets}
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
-        base = Path(tmp)
-        _extract(args.baseline, base)
+        sides: list[Side] = []
+        if args.baseline:
+            _extract(args.baseline, Path(tmp))
+            sides.append(Side("base", Path(tmp), pure=False))
+            print(f"base: git revision {args.baseline}; this tree: {REPO}")
+        if args.engines:
+            sides += [Side("pure", REPO, pure=True), Side("compiled", REPO, pure=False)]
+        else:
+            sides.append(Side("tree", REPO, pure=False))
+        rates = {p: {side.name: [] for side in sides} for p in presets}
         for run in range(args.runs):
             for i, preset in enumerate(presets):
                 players = _players(preset, args.players)
                 seed = run * args.games
-                sides = [("base", base), ("tree", REPO)]
-                if (run + i) % 2:
-                    sides.reverse()
-                for side, root in sides:
-                    rates[preset][side].append(_measure(root, preset, players, args.games, seed))
+                shift = (run + i) % len(sides)  # each side first in turn
+                for side in sides[shift:] + sides[:shift]:
+                    rate = side.measure(preset, players, args.games, seed)
+                    rates[preset][side.name].append(rate)
             print(f"  run {run + 1}/{args.runs} done", file=sys.stderr)
-    # "ratio": of the two medians; "paired": the median of each run's tree/base ratio, the
+    for side in sides:
+        print(f"{side.name}: {side.implementation}")
+    base, others = sides[0], sides[1:]
+    # "ratio": of the two medians; "paired": the median of each run's side/base ratio, the
     # two measured back to back on the same seeds; "best": of each side's fastest run (on a
     # busy machine the run least disturbed by others is the closest to the engine's speed).
-    print("games per CPU second, medians of the runs")
-    header = f"{'preset':22s} {'base g/s':>9s} {'tree g/s':>9s}"
-    print(f"{header} {'ratio':>7s} {'paired':>7s} {'best':>7s}")
+    print(f"games per CPU second, medians of {args.runs} runs; ratios against {base.name}")
+    header = f"{'preset':22s} {base.name + ' g/s':>13s}"
+    for side in others:
+        header += f" {side.name + ' g/s':>13s} {'ratio':>6s} {'paired':>6s} {'best':>6s}"
+    print(header)
     results: dict[str, Any] = {}
-    ratios, paired_ratios, best_ratios = [], [], []
+    means: dict[str, dict[str, list[float]]] = {
+        side.name: {"ratio": [], "paired": [], "best": []} for side in others
+    }
     for preset in presets:
-        base_runs, tree_runs = rates[preset]["base"], rates[preset]["tree"]
+        base_runs = rates[preset][base.name]
         b = statistics.median(base_runs)
-        t = statistics.median(tree_runs)
-        paired = statistics.median(x / y for x, y in zip(tree_runs, base_runs, strict=True))
-        best = max(tree_runs) / max(base_runs)
-        ratios.append(t / b)
-        paired_ratios.append(paired)
-        best_ratios.append(best)
-        results[preset] = {"base_games_per_s": b, "tree_games_per_s": t, "ratio": t / b}
-        results[preset] |= {"paired_ratio": paired, "best_ratio": best}
-        results[preset] |= {"base_runs": base_runs, "tree_runs": tree_runs}
-        print(f"{preset:22s} {b:9.0f} {t:9.0f} {t / b:7.3f} {paired:7.3f} {best:7.3f}")
-    mean = statistics.geometric_mean(ratios)
-    paired_mean = statistics.geometric_mean(paired_ratios)
-    best_mean = statistics.geometric_mean(best_ratios)
-    means = f"{mean:7.3f} {paired_mean:7.3f} {best_mean:7.3f}"
-    print(f"{'geometric mean':22s} {'':9s} {'':9s} {means}")
+        line = f"{preset:22s} {b:13.0f}"
+        results[preset] = {f"{base.name}_games_per_s": b, f"{base.name}_runs": base_runs}
+        for side in others:
+            runs = rates[preset][side.name]
+            t = statistics.median(runs)
+            paired = statistics.median(x / y for x, y in zip(runs, base_runs, strict=True))
+            best = max(runs) / max(base_runs)
+            for key, value in (("ratio", t / b), ("paired", paired), ("best", best)):
+                means[side.name][key].append(value)
+            line += f" {t:13.0f} {t / b:6.2f} {paired:6.2f} {best:6.2f}"
+            results[preset] |= {f"{side.name}_games_per_s": t, f"{side.name}_runs": runs}
+            results[preset] |= {f"{side.name}_ratio": t / b, f"{side.name}_paired_ratio": paired}
+            results[preset] |= {f"{side.name}_best_ratio": best}
+        print(line)
+    line = f"{'geometric mean':22s} {'':13s}"
+    for side in others:
+        m = {key: statistics.geometric_mean(values) for key, values in means[side.name].items()}
+        line += f" {'':13s} {m['ratio']:6.2f} {m['paired']:6.2f} {m['best']:6.2f}"
+        results[f"geometric_mean_{side.name}"] = m
+    print(line)
     if args.json:
         payload = {"calibration_s": calib, "games": args.games, "runs": args.runs}
-        payload |= {"baseline": args.baseline, "geometric_mean_ratio": mean}
-        payload |= {"geometric_mean_paired_ratio": paired_mean, "clock": "process CPU time"}
-        payload |= {"geometric_mean_best_ratio": best_mean}
+        payload |= {"baseline": args.baseline, "clock": "process CPU time"}
+        payload |= {"engines": {side.name: side.implementation for side in sides}}
         args.json.write_text(json.dumps(payload | {"presets": results}, indent=2))
     return 0
 
@@ -189,6 +217,11 @@ def main() -> int:
     parser.add_argument(
         "--baseline", metavar="REV", help="also measure git revision REV, interleaved"
     )
+    parser.add_argument(
+        "--engines",
+        action="store_true",
+        help="measure this tree's pure and compiled engines (and the baseline, if given)",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--root", default=str(REPO), help=argparse.SUPPRESS)
     parser.add_argument("--first-seed", type=int, default=0, help=argparse.SUPPRESS)
@@ -197,7 +230,7 @@ def main() -> int:
         return _worker(args)
     engine = _engine(REPO)
     presets = [p for p in args.presets.split(",") if p] or list(engine.PRESETS)
-    if args.baseline:
+    if args.baseline or args.engines:
         return _compare(args, presets)
     calib = statistics.median(calibration() for _ in range(args.runs))
     print(f"calibration workload: {calib * 1000:.1f} ms (median of {args.runs})")

@@ -19,7 +19,7 @@ NET = ROOT / "moska_p2p" / "net"
 
 COMMANDS = [
     "play", "host", "join", "watch", "tables",
-    "replay", "verify", "export", "replay-check",
+    "replay", "verify", "export", "replay-check", "stats",
     "rules", "presets", "arena", "ratings", "simulate",
     "keygen", "trust", "relay", "config",
 ]  # fmt: skip

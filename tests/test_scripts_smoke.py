@@ -15,6 +15,9 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 RUNS = {
     "bench_engine.py": ["--games", "3", "--runs", "1", "--presets", "moska,durak"],
+    # the pure engine against the compiled one (the pure one twice where none is built)
+    "bench_engine.py --engines": ["--engines", "--games", "3", "--runs", "1", "--presets", "durak"],
+    "measure_levels.py": ["--levels", "easy", "--presets", "durak", "--games", "2"],
     # One game through the protocol; the local cluster too where the extra is installed.
     "bench_arena.py": ["--games", "3", "--runs", "1", "--p2p-games", "1"],
     "soak_p2p.py": ["--games", "2", "--players", "2", "--presets", "durak,mustamaija"],
@@ -27,7 +30,7 @@ RUNS = {
 @pytest.mark.parametrize("script", list(RUNS))
 def test_a_benchmark_script_runs(script: str) -> None:
     done = subprocess.run(
-        [sys.executable, str(SCRIPTS / script), *RUNS[script]],
+        [sys.executable, str(SCRIPTS / script.split()[0]), *RUNS[script]],
         capture_output=True,
         text=True,
         timeout=180,

@@ -4,7 +4,7 @@ One module per group of commands, each command a plain function; this module put
 one typer :data:`app`, in the sections and order ``moska --help`` lists them
 (:data:`COMMANDS`):
 
-- :mod:`.local`: ``play`` (and ``play --watch``), ``presets``, ``rules``
+- :mod:`.local`: ``play`` (and ``play --watch``), ``presets``, ``rules``, ``stats``
 - :mod:`.arena`: ``arena``, ``replay-check``, ``ratings``
 - :mod:`.replay`: ``replay``, ``export``
 - :mod:`.p2p`: ``keygen``, ``simulate``, ``verify``
@@ -50,6 +50,7 @@ COMMANDS: tuple[tuple[str, Callable[..., Any], str, str], ...] = (
     ("verify", p2p.verify, RECORDS, "Check transcripts: signatures, proofs, moves, sessions."),
     ("export", replay.export, RECORDS, "Write a game as a text record (docs/RECORD.md)."),
     ("replay-check", arena.replay_check, RECORDS, "Check that saved arena games reproduce."),
+    ("stats", local.stats, RECORDS, "Your record against the bots: games, losses, runs."),
     ("rules", local.rules, BOTS, "The rules of a preset in brief."),
     ("presets", local.presets, BOTS, "List the presets and their options."),
     ("arena", arena.arena, BOTS, "Pit bots against each other: loss rates and ratings."),
@@ -106,9 +107,11 @@ def _show_version(value: bool) -> None:
         from importlib.metadata import version
 
         from ..crypto.msm import describe
+        from ..engine import IMPLEMENTATION
 
         typer.echo(f"moska-p2p {version('moska-p2p')}")
         typer.echo(f"proof arithmetic: {describe()[0]}")
+        typer.echo(f"rules engine: {IMPLEMENTATION}")
         raise typer.Exit()
 
 

@@ -1,24 +1,37 @@
 """The commands on this machine alone: ``play`` (and ``play --watch``), ``presets``,
-``rules``."""
+``rules``, ``stats``."""
 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import typer
 
+from ..bots.levels import DEFAULT_LEVEL, HINT_BOT, LEVELS, LevelError, level_named
 from ..engine import PRESETS, OptionError, new_game
 from .common import EXIT_INTERRUPTED, check_bots, fail, parse_options_lenient, split_bots
+
+LEVEL_HELP = (
+    "How strong the bots at the other seats are: "
+    + "; ".join(f"{level.name} ({level.about})" for level in LEVELS.values())
+    + f". Default: {DEFAULT_LEVEL} (docs/LEVELS.md)."
+)
 
 
 def play(
     preset: str = typer.Option("moska", help=f"One of: {', '.join(PRESETS)}."),
     players: int = typer.Option(4, min=2, max=6, help="Number of seats, 2 to 6 (you included)."),
-    bots: str = typer.Option(
-        "greedy",
-        help="The bots at the other seats: one for all, or one per seat, comma-separated"
-        " (random, greedy, shedder, ismcts[:time=0.3], path/file.py:Class, exec:COMMAND).",
+    level: str | None = typer.Option(
+        None,
+        help=LEVEL_HELP,
+    ),
+    bots: str | None = typer.Option(
+        None,
+        help="Instead of --level, the bots at the other seats: one for all, or one per seat,"
+        " comma-separated (random, greedy, shedder, expert, ismcts[:time=0.3],"
+        " path/file.py:Class, exec:COMMAND).",
     ),
     seed: int | None = typer.Option(None, help="Seed of the shuffles, for repeatable games."),
     option: list[str] = typer.Option(
@@ -34,7 +47,9 @@ def play(
     pace: float = typer.Option(
         0.3, min=0.0, help="Seconds to pause after each other player's move (0: none)."
     ),
-    hint: str = typer.Option("ismcts:time=0.3", help="The bot asked by the hint command."),
+    hint: str = typer.Option(
+        HINT_BOT, help="The bot asked by the hint command (default: the strongest level's)."
+    ),
     budget: float = typer.Option(
         1.0, min=0.001, help="Seconds a bot may think per decision (built-in bots are not timed)."
     ),
@@ -51,7 +66,15 @@ def play(
 
     On a terminal the game is a full-screen table (? for help); in a pipe, or with --plain,
     it is printed and read line by line. Exit code 130 when you leave a game before its end.
+    After each game, your record at this preset and level (see moska stats).
     """
+    if bots is not None and level is not None:
+        raise fail("give --level or --bots, not both")
+    try:
+        chosen = None if bots is not None else level_named(level or DEFAULT_LEVEL)
+    except LevelError as error:
+        raise fail(str(error)) from None
+    bots = chosen.bot if chosen is not None else bots or ""
     if watch:
         _watch(preset, players, seed, option, max_moves, bots, pace, budget, no_color, plain)
         return
@@ -63,7 +86,15 @@ def play(
     try:
         specs = bot_specs(split_bots(bots), players - 1)
         table = LocalTable(
-            preset, players, specs, seed, parse_options_lenient(option), name, budget
+            preset,
+            players,
+            specs,
+            seed,
+            parse_options_lenient(option),
+            name,
+            budget,
+            level=chosen.name if chosen is not None else None,
+            record=record_file(),
         )
         _check_table(preset, players, table.options)
     except (OptionError, ValueError, typer.BadParameter) as error:
@@ -71,7 +102,8 @@ def play(
     from ..i18n import _
 
     person = TerminalPlayer(
-        seat_names(_(name) if name == "you" else name, specs),  # "sinä" in Finnish
+        # "sinä" in Finnish; the bots named by their level
+        seat_names(_(name) if name == "you" else name, specs, table.level),
         auto_pass=auto_pass,
         pace=pace,
         hint=hint,
@@ -84,6 +116,45 @@ def play(
         raise fail(str(error)) from None
     if end.left:
         raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def record_file() -> Path:
+    """The person's record of ``moska play``, in the data folder beside the saved games."""
+    from ..dirs import data_dir
+    from ..ui.player_record import RECORD_NAME
+
+    return data_dir() / RECORD_NAME
+
+
+def stats() -> None:
+    """Your record in moska play: games and losses per preset, table and level, and your
+    losses in a row now (two: korokkeella, three or more: poronmuna, RULES M24)."""
+    from ..ui.player_record import PlayerRecord, RecordError
+
+    path = record_file()
+    try:
+        record = PlayerRecord.load(path)
+    except RecordError as error:
+        raise fail(str(error)) from None
+    if not record.tallies:
+        typer.echo(f"No games yet (the record is kept in {path}).")
+        return
+    from ..arena.stats import wilson_interval
+
+    typer.echo(
+        f"{'preset':12s} {'players':>7s}  {'level':10s} {'games':>5s} {'losses':>6s}"
+        f" {'rate':>5s} {'95% CI':>11s} {'par':>4s}  in a row now"
+    )
+    for table, tally in record:
+        rate = 100 * tally.losses / tally.games if tally.games else 0.0
+        low, high = wilson_interval(tally.losses, tally.games)
+        run = f"{tally.run}" + (f" ({tally.standing})" if tally.standing else "")
+        typer.echo(
+            f"{table.preset:12s} {table.players:7d}  {table.level:10s} {tally.games:5d}"
+            f" {tally.losses:6d} {rate:4.0f}% {100 * low:4.0f}-{100 * high:3.0f}%"
+            f" {100 / table.players:3.0f}%  {run}"
+        )
+    typer.echo(f"(kept in {path}; par: one loser a game)")
 
 
 def _check_table(preset: str, players: int, options: dict[str, Any]) -> None:

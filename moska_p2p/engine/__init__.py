@@ -70,6 +70,9 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
+# First of the package's imports (and first in sorted order): it chooses the compiled or the
+# pure modules before any of them is imported.
+from .backend import COMPILED, IMPLEMENTATION, PURE_ENGINE_VARIABLE
 from .errors import DealError, HiddenCardError, IllegalMove, RevealError
 from .game import (
     DECISIONS,
@@ -118,6 +121,7 @@ __all__ = [
     "ATTACK",
     "ATTACK_DECK",
     "BEG",
+    "COMPILED",
     "DECISIONS",
     "DECK_KILL",
     "DEFEND",
@@ -129,11 +133,13 @@ __all__ = [
     "F_MOSKA",
     "F_MUSTAMAIJA",
     "GIVE",
+    "IMPLEMENTATION",
     "KILL",
     "OPEN",
     "OVER",
     "PASS",
     "PRESETS",
+    "PURE_ENGINE_VARIABLE",
     "SELF",
     "TAKE",
     "THROW_IN",

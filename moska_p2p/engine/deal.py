@@ -9,7 +9,7 @@ became due and resumes a waiting game once :meth:`~DealMixin.reveal` gives one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..cards import CARD_TEXT, NUM_CARDS, SUIT_MASKS, card_text, parse_card
 from .cardsets import BEAT
@@ -37,15 +37,26 @@ class DealMixin(GameState):
 
     __slots__ = ()
 
-    if TYPE_CHECKING:
-        # Defined by the bout's flow (:class:`~.flow.FlowMixin`), which a card turned face
-        # up hands the game back to.
-        def _open_bout(self, attacker: int) -> None: ...
-        def _start_twos_round(self) -> None: ...
-        def _after_attack_deck(self, card: int) -> None: ...
-        def _after_deck_kill(self, card: int) -> None: ...
-        def _after_mm_turn(self, pos: int, card: int) -> None: ...
-        def _after_kaavi_trump(self, pos: int, card: int) -> None: ...
+    # Defined by the bout's flow (:class:`~.flow.FlowMixin`), which a card turned face up
+    # hands the game back to. Real methods, not declarations under TYPE_CHECKING: mypyc
+    # compiles a class's methods from its body, and the flow overrides each of these.
+    def _open_bout(self, attacker: int) -> None:
+        raise NotImplementedError
+
+    def _start_twos_round(self) -> None:
+        raise NotImplementedError
+
+    def _after_attack_deck(self, card: int) -> None:
+        raise NotImplementedError
+
+    def _after_deck_kill(self, card: int) -> None:
+        raise NotImplementedError
+
+    def _after_mm_turn(self, pos: int, card: int) -> None:
+        raise NotImplementedError
+
+    def _after_kaavi_trump(self, pos: int, card: int) -> None:
+        raise NotImplementedError
 
     def _deal(self) -> None:
         """C4: deal the hands from the top, one card at a time from the dealer's left; then

@@ -49,6 +49,8 @@ import random
 from collections.abc import Sequence
 from typing import Any, SupportsIndex
 
+from mypy_extensions import mypyc_attr
+
 from ..cards import CARD_TEXT, NUM_CARDS, SUITS, cards_list
 from .cardsets import BEAT, CARDS_OF_RANKS
 from .constants import (
@@ -134,15 +136,21 @@ class Game(PlayMixin):
 
     def __init__(
         self,
-        rules: Rules,
-        players: int,
-        faces: Sequence[int] | None,
+        rules: Rules | None = None,
+        players: int = 0,
+        faces: Sequence[int] | None = None,
         dealer: int = 0,
         first_game: bool = True,
         track_reveals: bool = False,
     ) -> None:
         """Deal a game. ``faces`` is the deck top first (RULES C4), or ``None`` for a game
-        whose faces are all hidden (a peer's engine before any key is released)."""
+        whose faces are all hidden (a peer's engine before any key is released).
+
+        No ``rules``: a blank game, no field set, for :meth:`copy` and a view's masked game
+        to fill. They make it with ``cls.__new__(cls)``, which a class compiled by mypyc
+        answers by calling this with no arguments."""
+        if rules is None:
+            return
         if not rules.min_players <= players <= rules.max_players:
             raise ValueError(
                 f"{rules.preset} is for {rules.min_players} to {rules.max_players} players,"
@@ -354,6 +362,39 @@ class Game(PlayMixin):
 _CACHE = "_masked"  # the only slot not pickled: a cache rebuilt from the others
 
 
+# Every slot of a view, for its pickle; a module constant because a class compiled by mypyc
+# has no __slots__ to read back.
+VIEW_FIELDS: tuple[str, ...] = (
+    "_history",
+    "_masked",
+    "_state",
+    "attacker",
+    "bout_count",
+    "bout_limit",
+    "dealer",
+    "decision",
+    "defender",
+    "discard_mask",
+    "hand_mask",
+    "hand_sizes",
+    "hidden_in_hand",
+    "known_mask",
+    "out",
+    "players",
+    "preset",
+    "room",
+    "seat",
+    "stock_known",
+    "stock_size",
+    "table_codes",
+    "to_act",
+    "trump_card_code",
+    "trump_suit",
+)
+
+
+# Extended by the arena's lazy view (a plain Python class), which mypyc must be told of.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class View:
     """The game as seen by ``seat``: its own hand, the public table, and public knowledge.
 
@@ -361,33 +402,7 @@ class View:
     codes (``hand_mask``, ``table_codes``) for fast bots.
     """
 
-    __slots__ = (
-        "_history",
-        "_masked",
-        "_state",
-        "attacker",
-        "bout_count",
-        "bout_limit",
-        "dealer",
-        "decision",
-        "defender",
-        "discard_mask",
-        "hand_mask",
-        "hand_sizes",
-        "hidden_in_hand",
-        "known_mask",
-        "out",
-        "players",
-        "preset",
-        "room",
-        "seat",
-        "stock_known",
-        "stock_size",
-        "table_codes",
-        "to_act",
-        "trump_card_code",
-        "trump_suit",
-    )
+    __slots__ = VIEW_FIELDS
 
     def __init__(self, game: Game, seat: int) -> None:
         """Copy what ``seat`` may know of ``game`` now (every slot is set here)."""
@@ -439,7 +454,7 @@ class View:
         """Pickle (and copy) every slot but the cache, which is rebuilt from the rest."""
         return {
             name: getattr(self, name)
-            for name in View.__slots__
+            for name in VIEW_FIELDS
             if name != _CACHE and hasattr(self, name)
         }
 

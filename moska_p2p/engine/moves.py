@@ -7,6 +7,8 @@ interned, so listing legal moves allocates almost nothing.
 
 from __future__ import annotations
 
+from mypy_extensions import mypyc_attr
+
 from ..cards import CARD_TEXT, CardError, parse_card
 
 ATTACK, ATTACK_DECK, KILL, TAKE, PASS, EXCHANGE, SELF, DECK_KILL = range(8)
@@ -32,6 +34,9 @@ class MoveSyntaxError(ValueError):
     """A text that is not a move in the notation of RULES C6."""
 
 
+# A plain Python class even where mypyc compiles the engine: a native class cannot extend
+# tuple, and a move must stay a tuple.
+@mypyc_attr(native_class=False)
 class Move(tuple[int, tuple[int, ...]]):
     """One move: ``kind`` (an int constant of this module) and its ``cards`` (card codes).
 

@@ -7,7 +7,7 @@ setting can be written, signed and compared as text.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 MOSKA, DURAK, MUSTAMAIJA, KAAVI = "moska", "durak", "mustamaija", "kaavi"
@@ -53,6 +53,11 @@ class Rules:
     @property
     def pack_size(self) -> int:
         return 52 - 4 * self.lowest_rank
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as a call of the constructor: a frozen dataclass compiled by mypyc cannot be
+        rebuilt field by field, as pickle does by default."""
+        return (Rules, tuple(getattr(self, field.name) for field in fields(self)))
 
     def options(self) -> dict[str, str]:
         """The settable options of this preset with their current values."""

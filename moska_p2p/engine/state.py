@@ -15,61 +15,65 @@ from .constants import DECISIONS, F_MUSTAMAIJA, FAMILY_CODES, L_MUSTAMAIJA, LIMI
 from .moves import Move
 from .options import Rules
 
+# Every field's name, for copy(); a module constant because a class compiled by mypyc has
+# no __slots__ to read back.
+STATE_FIELDS: tuple[str, ...] = (
+    "_awaiting",
+    "_beat",
+    "_begged",
+    "_exch_pos",
+    "_first_cap",
+    "_hs",
+    "_limit_mode",
+    "_low_trump_rank",
+    "_own_twos",
+    "_pending_public",
+    "_twos_layers",
+    "attacker",
+    "bout_count",
+    "bout_limit",
+    "bout_number",
+    "dealer",
+    "defender",
+    "discard",
+    "face",
+    "family",
+    "first_game",
+    "hands",
+    "hidden",
+    "hidden_owner",
+    "history",
+    "indicator",
+    "live",
+    "loser_seats",
+    "n",
+    "oidx",
+    "order",
+    "out",
+    "passes",
+    "phase",
+    "picked",
+    "pos_of",
+    "public",
+    "ranks_all",
+    "ranks_att",
+    "reveal_log",
+    "rules",
+    "shown",
+    "stock",
+    "tab_a",
+    "tab_k",
+    "to_act_seat",
+    "transfer_shown",
+    "trump",
+    "turned",
+)
+
 
 class GameState:
     """Every field of a game (see :class:`~.game.Game` for their meaning in play)."""
 
-    __slots__ = (
-        "_awaiting",
-        "_beat",
-        "_begged",
-        "_exch_pos",
-        "_first_cap",
-        "_hs",
-        "_limit_mode",
-        "_low_trump_rank",
-        "_own_twos",
-        "_pending_public",
-        "_twos_layers",
-        "attacker",
-        "bout_count",
-        "bout_limit",
-        "bout_number",
-        "dealer",
-        "defender",
-        "discard",
-        "face",
-        "family",
-        "first_game",
-        "hands",
-        "hidden",
-        "hidden_owner",
-        "history",
-        "indicator",
-        "live",
-        "loser_seats",
-        "n",
-        "oidx",
-        "order",
-        "out",
-        "passes",
-        "phase",
-        "picked",
-        "pos_of",
-        "public",
-        "ranks_all",
-        "ranks_att",
-        "reveal_log",
-        "rules",
-        "shown",
-        "stock",
-        "tab_a",
-        "tab_k",
-        "to_act_seat",
-        "transfer_shown",
-        "trump",
-        "turned",
-    )
+    __slots__ = STATE_FIELDS
 
     rules: Rules
     family: int  # F_MOSKA, F_DURAK, F_MUSTAMAIJA or F_KAAVI
@@ -165,7 +169,7 @@ class GameState:
         below every layer, so that :mod:`.knowledge` copies a game without importing it."""
         cls = type(self)
         new = cls.__new__(cls)
-        for name in GameState.__slots__:
+        for name in STATE_FIELDS:
             value = getattr(self, name)
             if type(value) is list:
                 value = list(value)

@@ -67,8 +67,8 @@ class _LazyView(View):
     """A :class:`View` that is built on first use, for trusted (built-in) bots only.
 
     Building a view copies a dozen fields of the game: a third of an arena move with
-    ``random`` bots, which never read it. Unset slots fall through to ``__getattr__``, which
-    fills them all from the game as it still is (the bot is inside ``choose``), so the bot
+    ``random`` bots, which never read it. The first look-up of any name (``__getattribute__``)
+    fills every slot from the game as it still is (the bot is inside ``choose``), so the bot
     sees exactly the snapshot it would have had. The loop keeps one per seat: a view that
     was read stays the bot's snapshot and the seat gets a fresh one; an unread one is
     expired after ``choose`` (reading it then raises rather than show a later state) and
@@ -82,13 +82,18 @@ class _LazyView(View):
         self._lazy_game: Game | None = game
         self._lazy_seat = seat
 
+    def __getattribute__(self, name: str) -> Any:
+        # Filled on the first look-up of any name, a method's too: where the engine is
+        # compiled (mypyc), View's methods read its slots directly, past __getattr__.
+        if not name.startswith("_lazy"):
+            game = self._lazy_game
+            if game is not None:
+                self._lazy_game = None
+                View.__init__(self, game, self._lazy_seat)
+        return super().__getattribute__(name)
+
     def __getattr__(self, name: str) -> Any:
-        game = self._lazy_game
-        if game is None or name.startswith("_lazy"):
-            raise AttributeError(f"view attribute {name!r} read after the bot's decision")
-        self._lazy_game = None
-        View.__init__(self, game, self._lazy_seat)
-        return getattr(self, name)
+        raise AttributeError(f"view attribute {name!r} read after the bot's decision")
 
     # Pickling (View.__reduce_ex__) reads every slot of View: an unread view is filled first
     # through __getattr__, so it pickles as the plain view it stands for, never the game.

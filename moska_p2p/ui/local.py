@@ -4,7 +4,8 @@ No network and no protocol: one full-information engine, the person at seat 0 an
 every other seat, each seeing only its view, all asked by the table's referee
 (:mod:`moska_p2p.table.local`): a bot that fails forfeits as it would in the arena. Games
 come in a session (RULES M24): the loser deals the next, and a score line with losses,
-*korokkeella* and *poronmuna* follows each.
+*korokkeella* and *poronmuna* follows each, then the person's record at this preset and
+level over every session (:mod:`.player_record`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..engine import Game, Session, View
 from ..i18n import _, language, ngettext
 from ..table.local import play_game
 from ..table.seat import DEFAULT_BUDGET
+from .player_record import RecordError, Table, Tally, add_game
 from .terminal import LeaveGame, TerminalPlayer
 
 
@@ -34,6 +36,14 @@ class LocalTable:
     options: dict[str, Any] = field(default_factory=dict)
     name: str = "you"
     budget: float | None = DEFAULT_BUDGET  # seconds a bot not built in may think
+    level: str | None = None  # the level the bots play at (bots.levels); None: chosen bots
+    record: Path | None = None  # the person's record file, None: keep no record
+
+    @property
+    def record_table(self) -> Table:
+        """What the person's results here count for: the level, or the bots chosen."""
+        bots = self.level or "bots " + ",".join(bot_specs(self.bots, self.players - 1))
+        return Table(self.preset, self.players, bots)
 
 
 def bot_specs(specs: Sequence[str], others: int) -> list[str]:
@@ -46,9 +56,10 @@ def bot_specs(specs: Sequence[str], others: int) -> list[str]:
     return list(specs)
 
 
-def seat_names(person: str, specs: Sequence[str]) -> list[str]:
-    """``alice``, then ``greedy 1``, ``ismcts 2``...: a bot is named by its kind and seat."""
-    kinds = [Path(spec.split(":")[0]).stem or spec for spec in specs]
+def seat_names(person: str, specs: Sequence[str], level: str | None = None) -> list[str]:
+    """``alice``, then ``greedy 1``, ``ismcts 2``...: a bot is named by its kind and seat,
+    or by its level (``hard 1``), so that the table shows what the person plays against."""
+    kinds = [level or Path(spec.split(":")[0]).stem or spec for spec in specs]
     return [person] + [f"{kind} {seat}" for seat, kind in enumerate(kinds, 1)]
 
 
@@ -95,6 +106,26 @@ def score_line(session: Session, names: list[str]) -> str:
     return "; ".join(parts)
 
 
+def record_line(table: Table, tally: Tally) -> str:
+    """The person's record at this table, e.g. ``Your record at moska, 4 players, medium:
+    12 games, 5 losses (42%); 2 losses in a row: korokkeella``."""
+    text = _("Your record at {preset}, {players} players, {level}:").format(
+        preset=table.preset, players=table.players, level=table.level
+    )
+    text += " " + ngettext("{count} game", "{count} games", tally.games).format(
+        count=tally.games
+    )
+    text += ", " + ngettext("{count} loss", "{count} losses", tally.losses).format(
+        count=tally.losses
+    )
+    text += f" ({100 * tally.losses / tally.games:.0f}%)" if tally.games else ""
+    if tally.run >= 2:
+        text += "; " + _("{count} losses in a row: {standing}").format(
+            count=tally.run, standing=tally.standing
+        )
+    return text
+
+
 def _viewer(game: Game, seat: int) -> Callable[[], View]:
     return lambda: game.view(seat)
 
@@ -116,6 +147,7 @@ def play_session(
     names = person.names
     finished = 0
     left = False
+    record_file = table.record  # None once it failed: said once, the games go on
     try:
         while True:
             game = session.new_game()
@@ -136,6 +168,14 @@ def play_session(
                 break
             session.record(game)
             finished += 1
+            # the person's record first: the session's score stays on the status line
+            if record_file is not None:
+                try:
+                    tally = add_game(record_file, table.record_table, 0 in game.losers)
+                    person.say(record_line(table.record_table, tally))
+                except (RecordError, OSError) as error:
+                    person.say(_("No record is kept: {reason}").format(reason=error))
+                    record_file = None
             person.say(
                 ngettext("After {count} game: ", "After {count} games: ", finished).format(
                     count=finished

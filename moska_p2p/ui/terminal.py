@@ -21,6 +21,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from ..bots.api import BaseBot, Event, GameResult
+from ..bots.levels import HINT_BOT
 from ..engine import Move, View, make_rules
 from ..i18n import N_, _, language
 from ..table.seat import LeaveTable
@@ -50,7 +51,7 @@ FINNISH_COMMANDS = {"ohje": "help", "säännöt": "rules", "vihje": "hint", "sii
 YES = ("y", "yes")
 FINNISH_YES = ("k", "kyllä", "kylla")
 """Yes in Finnish (kyllä), understood besides y and yes when the language is Finnish."""
-DEFAULT_HINT = "ismcts:time=0.3"
+DEFAULT_HINT = HINT_BOT  # the strongest level's bot (bots/levels.py)
 
 HELP_HEAD = N_("Moves (any case; cards as 3H, 10D, QS or with ♣ ♦ ♥ ♠):")
 HELP_MOVES = (

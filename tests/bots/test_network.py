@@ -453,6 +453,6 @@ def test_the_bot_at_every_table_and_the_hint_search_with_the_network() -> None:
     for spec in ("ismcts", DEFAULT_HINT, "ismcts:time=0.1"):
         bot = load_bot(spec)
         assert isinstance(bot, IsmctsBot) and bot.net is default_network(), spec
-    assert load_bot(DEFAULT_HINT).time == 0.3  # type: ignore[attr-defined]
+    assert load_bot(DEFAULT_HINT).time == 0.5  # type: ignore[attr-defined]  # strongest
     assert inspect.signature(play).parameters["hint"].default.default == DEFAULT_HINT
     assert load_bot("ismcts:value=playout").net is None  # type: ignore[attr-defined]

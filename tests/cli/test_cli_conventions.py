@@ -29,6 +29,7 @@ import pytest
 
 from moska_p2p.cli import HELP_NAMES, build_command, main
 from moska_p2p.cli.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from moska_p2p.engine import IMPLEMENTATION
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = "127.0.0.1"
@@ -139,9 +140,10 @@ def test_version_prints_the_installed_package_version(
 ) -> None:
     done = _moska("--version", home=home)
     assert done.returncode == 0, done.stderr
-    first, arithmetic = done.stdout.splitlines()
+    first, arithmetic, engine = done.stdout.splitlines()
     assert first == f"moska-p2p {version('moska-p2p')}"
     assert arithmetic.startswith("proof arithmetic: libsodium (the reference path;")
+    assert engine == f"rules engine: {IMPLEMENTATION}"  # the one this process plays with
     assert done.stderr == ""
     short = _main(monkeypatch, "-V")
     assert (short.code, short.out) == (0, done.stdout)

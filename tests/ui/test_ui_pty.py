@@ -52,7 +52,7 @@ def _play(term: Term, move: str) -> int:
 
 def test_a_whole_game_typed_on_the_full_screen_table_with_a_resize() -> None:
     term = moska(
-        "play", "--preset", "mustamaija", "--players", "2", "--seed", "3",
+        "play", "--preset", "mustamaija", "--players", "2", "--seed", "3", "--bots", "greedy",
         "--pace", "0", "--auto-pass", "0",
     )  # fmt: skip
     try:
@@ -196,7 +196,7 @@ def test_the_readme_first_command_starts_a_game() -> None:
     try:
         legal = _turn(term, -1)
         assert legal
-        assert re.search(r"^  greedy 1 +\d+ cards", term.text(), re.M)
+        assert re.search(r"^  medium 1 +\d+ cards", term.text(), re.M)  # the default level
         assert any(char.fg == "red" for row in term.screen.buffer.values() for char in row.values())
         # Ctrl-C just after a move, most likely while the bots play (at --pace 0.3), when
         # no question is open: it asks all the same.
