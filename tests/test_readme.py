@@ -13,7 +13,9 @@ from moska_p2p.table.local import play_game
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
-GUIDES = ["PLAYING.md", "NETWORK.md", "BOTS.md", "ARENA.md", "LEARNING.md"]
+GUIDES = [
+    "PLAYING.md", "NETWORK.md", "BOTS.md", "ARENA.md", "LEARNING.md", "LEVELS.md", "TOURNAMENT.md",
+]
 TEXTS = [README, *((ROOT / "docs" / name).read_text() for name in GUIDES)]
 
 
