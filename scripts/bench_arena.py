@@ -15,7 +15,7 @@ busy machine); the arena-to-engine ratio also by CPU time, which other processes
 machine disturb less than wall-clock time, and in moves per second (the two loops play
 different games, whose mean lengths differ by a percent or two).
 
-Targets (issue 3): arena >= 90% of the engine's games/s; ``--jobs 2`` >= 1.7x ``--jobs 1``.
+Targets: arena >= 90% of the engine's games/s; ``--jobs 2`` >= 1.7x ``--jobs 1``.
 
     python scripts/bench_arena.py                       # 3000 games, 5 runs, moska
     python scripts/bench_arena.py --games 5000 --preset durak --json /tmp/arena.json

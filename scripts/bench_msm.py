@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark batch verification: the native multi-scalar multiplication against item by item.
 
-What issue 22 asked to measure before batching (PROTOCOL.md §11.5), CPU time of this process,
+What had to be measured before batching (PROTOCOL.md §11.5), CPU time of this process,
 medians of several runs:
 
 - ``Σ s_i·P_i`` for n = 53, 105, 261 points (the sizes of a 52-card deck's key check, a

@@ -11,13 +11,13 @@ For 2, 4 and 6 peers, each run starts ``moska host`` and ``moska join`` processe
   the very same game replayed on the engine alone (faces from the seeds revealed at the audit);
 * frames and bytes written to sockets per game (relays and sync included);
 * peak memory (RSS) per peer; and the wall time of the whole run, process start-up included;
-* the event loop's longest stall (issue 22, item 3): each peer runs with a probe, a trio task
+* the event loop's longest stall: each peer runs with a probe, a trio task
   that sleeps 5 ms in a loop and records every wake-up later than 10 ms; the figure is the
   longest gap between two wake-ups, over every peer, that overlaps the deal (last peer seated
   to first decision), and over the whole game (each peer's seating to its end).
 
-Targets (issue 5): shuffle and deal under 0.3 s for 4 peers and 0.5 s for 6; a whole 4-bot game
-under 3 s; under 80 MB per peer. Issue 22: a 6-peer deal under 0.9 s, no stall over 50 ms.
+Targets: shuffle and deal under 0.3 s for 4 peers and 0.5 s for 6; a whole 4-bot game
+under 3 s; under 80 MB per peer. Since: a 6-peer deal under 0.9 s, no stall over 50 ms.
 Medians of several runs.
 
     python scripts/bench_net.py --runs 5

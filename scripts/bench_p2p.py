@@ -12,7 +12,8 @@ table each peer does its share in parallel. Medians of several runs.
 
 ``--baseline REV`` extracts git revision ``REV`` with ``git archive`` into a temporary
 directory (the repository is not touched) and measures, in one run, the three figures of
-issue 22 on both trees: a 6-peer proven deal in one process (wall seconds), the CPU a peer
+the proven deal's speed on both trees: a 6-peer proven deal in one process (wall seconds),
+the CPU a peer
 spends on it (the process's CPU time over the 6 peers, who do the same work), and a whole
 4-peer game through the protocol. Every run measures each side in a fresh subprocess on the
 same seed, the sides interleaved and their order alternated, so a machine that slows down

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A long, structure-aware fuzz run of the decoders and of live sessions (issue 11, item 10).
+"""A long, structure-aware fuzz run of the decoders and of live sessions.
 
 It plays a few real games in memory (``protocol.simulate``), snapshotting the receiving
 session just before chosen deliveries. Then, for each input, it takes a real frame of one of

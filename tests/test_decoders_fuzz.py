@@ -1,4 +1,4 @@
-"""Every decoder of untrusted input raises only the error it documents (issue 11, item 10).
+"""Every decoder of untrusted input raises only the error it documents.
 
 The decoders that already have a property test elsewhere are not repeated here: table settings
 (``TableConfig.from_wire``), lobby and link messages (``classify``), announcements, ``unpack`` and

@@ -20,7 +20,7 @@ TEXTS = [README, *((ROOT / "docs" / name).read_text() for name in GUIDES)]
 
 
 def _python_blocks() -> list[str]:
-    """Every Python example, of the README and of the guides (they moved there, issue 23)."""
+    """Every Python example, of the README and of the guides (they moved there)."""
     return [b for text in TEXTS for b in re.findall(r"```python\n(.*?)```", text, flags=re.S)]
 
 

@@ -1,5 +1,5 @@
 """Inference about hidden hands: what each seat's moves reveal, as weights on the deals a
-search samples (issue 15, item 2).
+search samples.
 
 ISMCTS deals the cards its seat cannot place uniformly (``View.determinize(rng)``). A real
 player does better: a seat that took while it held a cheap killer played badly, so after a

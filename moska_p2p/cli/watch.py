@@ -1,4 +1,4 @@
-"""``watch``: a spectator of a table on the network (issue 24 item 5; :mod:`moska_p2p.net.watch`).
+"""``watch``: a spectator of a table on the network (:mod:`moska_p2p.net.watch`).
 
 trio, the crypto, the network layer and the terminal UI are imported when the command runs.
 """

@@ -26,7 +26,7 @@ The class is built in layers, one module each, so a rule is found where it acts:
   :mod:`.knowledge`'s (the masked game, determinization).
 
 A game makes views and a view rebuilds games, so both classes live here: in two modules
-each would import the other (issue 23). :mod:`.knowledge` and :mod:`.encoding` read a game
+each would import the other. :mod:`.knowledge` and :mod:`.encoding` read a game
 through :class:`~.state.GameState` only, below this module.
 
 **Views.** A :class:`View` is a snapshot taken in a few attribute copies (cheap enough to

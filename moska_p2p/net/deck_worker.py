@@ -1,4 +1,4 @@
-"""The deck's costly steps off the event loop (issue 22, items 3 and 4).
+"""The deck's costly steps off the event loop.
 
 Checking a pass's proof or making this seat's pass takes tens of milliseconds; run in the
 trio thread, it would stop the links, the ticks and a person's screen for that long, six

@@ -348,7 +348,7 @@ class Mesh:
         with trio.fail_after(self.o.handshake_timeout):
             await fs.send(net_frame(self.identity, HI, hello))
             msg = await fs.receive_net(JOIN, LINK, WATCH)
-        if msg.kind == WATCH:  # a spectator (issue 24 item 5): .watch_host
+        if msg.kind == WATCH:  # a spectator: .watch_host
             await self.spectators.admit(fs, msg, nonce, address, ticket)
             return
         if msg.kind == JOIN:

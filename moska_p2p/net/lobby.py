@@ -207,7 +207,7 @@ class Lobby:
     async def _refuse_start(self, fs: FrameStream, reason: str) -> None:
         """Tell the host why this peer will not play the table it started (a changed key
         of a known player, a bad roster): the host shows it, instead of seeing only the
-        silence of a peer that never says hello (issue 25 item 5)."""
+        silence of a peer that never says hello."""
         # after the handshake: bound to this connection like any link message
         frame = net_frame(self.identity, REFUSE, {"reason": reason[:MAX_REASON]}, fs.link)
         with trio.move_on_after(REFUSE_WAIT):

@@ -61,7 +61,7 @@ TICK = 0.5
 
 MAX_TICK_GAP = 6 * TICK
 """A longer gap between two ticks is taken for a suspension of this peer (SIGSTOP, a laptop
-lid), not for anyone's silence (issue 11 item 7)."""
+lid), not for anyone's silence."""
 
 SYNC_EVERY = 2.0
 """Seconds between two ``sync`` messages a stuck peer sends on its live links (a quarter of
@@ -333,8 +333,8 @@ class GameRunner:
     def _ask_links(self, session: PeerSession) -> None:
         """Stuck waiting for others: send a ``sync`` on every live link, so each answers
         with the frames this peer lacks, every sender's (a third party's frame that reached
-        one survivor and not this one comes back this way: PROTOCOL.md §23, issue 24 item
-        3). At most once per :func:`sync_interval`; an answer is only what is missing."""
+        one survivor and not this one comes back this way: PROTOCOL.md §23). At most once per
+        :func:`sync_interval`; an answer is only what is missing."""
         have = [[key, seq] for key, seq in session.sync_state().items()]
         for link in list(self.mesh.links.values()):
             link.send_net(SYNC, {"have": have})

@@ -1,4 +1,4 @@
-"""``moska watch``: a spectator, with no seat (issue 24 item 5, PROTOCOL.md §8.4 and §23).
+"""``moska watch``: a spectator, with no seat (PROTOCOL.md §8.4 and §23).
 
 The spectator dials the host (an invite's direct address, then its relay, as a joiner does),
 pins the host's key, proves a key of its own (a throwaway one is fine: it is on no roster)

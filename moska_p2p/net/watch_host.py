@@ -1,4 +1,4 @@
-"""The host's side of spectators (issue 24 item 5, PROTOCOL.md §23): who may watch, and the
+"""The host's side of spectators (PROTOCOL.md §23): who may watch, and the
 stream each one gets.
 
 A spectator's ``watch`` (:mod:`.watch_proto`) reaches the host's port, or its relay, like any

@@ -1,4 +1,4 @@
-"""The spectator's handshake and the id of its connection (issue 24 item 5, PROTOCOL.md §23).
+"""The spectator's handshake and the id of its connection (PROTOCOL.md §23).
 
 A spectator dials the host like a joiner and reads its ``hi`` (a fresh nonce, the table's
 settings); it answers ``net/watch`` ``{key, nonce, table, proof, name}`` and the host answers a

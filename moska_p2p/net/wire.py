@@ -125,7 +125,7 @@ HI, JOIN, WELCOME, START, LINK, SYNC, BYE, REFUSE = (
 NEXT = "next"
 WATCH, GAME = "watch", "game"
 """A spectator's handshake (answered by a ``welcome``) and the host's "the frames that follow
-are of this game" on a spectator's connection (:mod:`.watch_proto`, issue 24 item 5)."""
+are of this game" on a spectator's connection (:mod:`.watch_proto`)."""
 BOUND = frozenset({SYNC, BYE, NEXT, REFUSE, GAME})
 """The link messages signed over the link's id when sent after the handshake (see the module
 docstring); all but ``refuse`` exist only then."""

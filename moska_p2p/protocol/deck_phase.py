@@ -11,7 +11,7 @@ carries it, and nothing waits for an end-of-game audit. A failed check raises
 :class:`~moska_p2p.crypto.deck.DeckError`; the session turns it into a verdict naming the
 sender with the signed frame as evidence.
 
-Offloaded work (issue 22, items 3 and 4). Checking a pass and making one are the deal's only
+Offloaded work. Checking a pass and making one are the deal's only
 costly steps (tens of milliseconds each). A driver that must stay responsive (the network
 peer's event loop) sets its session's ``offload``: those steps then become jobs
 (:class:`DeckJob`), pure functions over immutable copies of their inputs, which the driver

@@ -148,7 +148,7 @@ NET_KINDS: dict[str, int] = {
     f"{NET_PREFIX}{name}": NET_START_CAP if name == "start" else NET_CAP
     for name in (
         *("hi", "join", "welcome", "start", "link", "sync", "bye", "refuse", "next"),
-        *("watch", "game"),  # a spectator's handshake and the host's stream (issue 24 item 5)
+        *("watch", "game"),  # a spectator's handshake and the host's stream
     )
 }
 """The network layer's lobby and link messages (``net/wire.py``) and their caps."""

@@ -610,7 +610,7 @@ class PeerSession:
         except Wait:
             # Not applied: no progress, and nothing heard from its sender. Counting the try
             # would let any frame that makes this peer try again (a queued sender's `wait`)
-            # hold off its timeout and its own `wait` (issue 24 item 3).
+            # hold off its timeout and its own `wait`.
             peer.unaccept(msg.seq, before)
             self.last_progress, peer.heard_at = clocks
             return False

@@ -1,4 +1,4 @@
-"""``moska watch``'s screen: the public table, live, for a spectator (issue 24 item 5).
+"""``moska watch``'s screen: the public table, live, for a spectator.
 
 The same full-screen table the players see, drawn from the spectator's observer session,
 which knows only what every player knows: every hand face down (its size, and the cards

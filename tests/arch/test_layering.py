@@ -1,4 +1,4 @@
-"""The import layering of ARCHITECTURE.md, enforced (issue 12).
+"""The import layering of ARCHITECTURE.md, enforced.
 
 Every ``import`` in the package is read from the source (not executed), including imports
 inside functions: a lazy import is still a dependency. Imports under ``if TYPE_CHECKING:``
@@ -7,7 +7,7 @@ are left out (annotations only) of the first two rules:
 * each part of the package imports only from the parts below it (:data:`ALLOWED`);
 * no cycle, between parts or between modules;
 * and no circle between the modules inside one package (``engine``, ``ui``, ``net``...),
-  annotations included (issue 23): a type-only import back up is still a circle a reader
+  annotations included: a type-only import back up is still a circle a reader
   must go round, and it is where the shared piece should have moved down to a module of
   its own.
 """

@@ -1,4 +1,4 @@
-"""Inference about hidden hands (issue 15, item 2): the weights move as designed, the
+"""Inference about hidden hands: the weights move as designed, the
 weighted sampler never deals a card where it cannot be, with equal weights it is the
 uniform deal, and ISMCTS with it stays repeatable and private (RULES C5)."""
 

@@ -1,6 +1,6 @@
 """The learned value network (``moska_p2p/bots/network.py``): its numpy inference against a
 plain-Python reference, the shipped weights, the weight file format and every way a file can
-be wrong, the training script's reproducibility, and the search using it (issue 15, item 3)."""
+be wrong, the training script's reproducibility, and the search using it."""
 
 from __future__ import annotations
 
@@ -443,7 +443,7 @@ def test_bad_network_parameters_are_refused(spec: str, message: str) -> None:
 
 
 def test_the_bot_at_every_table_and_the_hint_search_with_the_network() -> None:
-    """Issue 15, item 5: ``ismcts`` by name and the ``hint`` command's bot (the terminal's
+    """``ismcts`` by name and the ``hint`` command's bot (the terminal's
     default and ``moska play --hint``'s) score their leaves with the shipped network."""
     import inspect
 

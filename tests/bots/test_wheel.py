@@ -1,4 +1,4 @@
-"""The wheel installs the package and its bots, and nothing else (issue 12, item 4).
+"""The wheel installs the package and its bots, and nothing else.
 
 The repository's ``bots/`` folder holds examples loaded by path; an installed top-level
 ``bots`` package would collide with any other project's. So the wheel must hold

@@ -1,4 +1,4 @@
-"""The conventions people expect of a command line (issue 13 item 7): ``--version``, ``-h``,
+"""The conventions people expect of a command line: ``--version``, ``-h``,
 shell completion, the config file, global ``-v``/``-q``, exit codes, ``--json``, the
 package's metadata and readable ``--help``.
 

@@ -1,4 +1,4 @@
-"""Everyday mistakes (issue 13 item 2): each gets one ``error:`` line on stderr and a
+"""Everyday mistakes: each gets one ``error:`` line on stderr and a
 non-zero exit (2: what was typed is refused before any work starts; 1: the attempt failed),
 no traceback, and no file left behind. Then two seats from one account (item 4).
 

@@ -1,4 +1,4 @@
-"""``moska simulate`` is repeatable and predictable (issue 13 item 5): ``--seed`` repeats
+"""``moska simulate`` is repeatable and predictable: ``--seed`` repeats
 the game exactly (keys, table, shuffles, moves, transcript bytes), the i-th bot of
 ``--bots`` plays seat i whatever the seat draw, and one bot name fills every seat."""
 

@@ -1,4 +1,4 @@
-"""The rules the messages cite ship with the project (issue 13 item 6).
+"""The rules the messages cite ship with the project.
 
 Every rule id the package's code and messages use is defined in ``docs/RULES.md``; the
 documents the code cites are in the repository; ``moska rules`` names the document, takes a

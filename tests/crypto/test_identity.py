@@ -259,7 +259,7 @@ def test_load_or_create_explicit_path_and_malformed_file(tmp_path: Path) -> None
     assert path.read_bytes() == b"garbage"
 
 
-# -- strict verification (issue 11 item 1) -------------------------------------------------------
+# -- strict verification -------------------------------------------------------
 
 L = 2**252 + 27742317777372353535851937790883648493
 P = 2**255 - 19
@@ -419,7 +419,7 @@ def test_verify_agrees_with_libsodium(public: bytes, data: st.DataObject, messag
     assert verify(public, "move", message, signature) is expected
 
 
-# -- key files (issue 11 item 5) -----------------------------------------------------------------
+# -- key files -----------------------------------------------------------------
 
 
 @posix_only

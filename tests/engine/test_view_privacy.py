@@ -1,4 +1,4 @@
-"""A view holds only what its seat may know (issue 12, item 5; RULES C5).
+"""A view holds only what its seat may know (RULES C5).
 
 Two deals that differ only in cards hidden from seat ``s`` must give ``s`` views that pickle
 to the same bytes and encode to the same JSON for external bots; a difference in ``s``'s own

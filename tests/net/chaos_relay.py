@@ -1,5 +1,5 @@
-"""A relay that drops, delays, reorders and duplicates the bytes of virtual links (issue 24
-item 6): run as ``python chaos_relay.py SEED [FAULTS [RATE]]``; it prints ``relay listening on
+"""A relay that drops, delays, reorders and duplicates the bytes of virtual links:
+run as ``python chaos_relay.py SEED [FAULTS [RATE]]``; it prints ``relay listening on
 127.0.0.1:PORT`` like ``moska relay``, then one ``fault: KIND FROM -> TO`` line per fault.
 
 A fault hits one ``data`` message (a chunk of a link's byte stream, which need not start or end

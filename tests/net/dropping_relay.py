@@ -1,5 +1,5 @@
 """A relay that silently drops what one peer sends once it has forwarded ``after`` bytes of
-it (issue 24 item 3): run as ``python dropping_relay.py KEYHEX AFTER``; it prints
+it: run as ``python dropping_relay.py KEYHEX AFTER``; it prints
 ``relay listening on 127.0.0.1:PORT`` like ``moska relay``. The peer it drops is honest; the
 others' timeout verdicts must say that their link to it went through a relay."""
 

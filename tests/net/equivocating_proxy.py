@@ -1,4 +1,4 @@
-"""A man in the middle that makes a real peer equivocate (issue 21 item 5).
+"""A man in the middle that makes a real peer equivocate.
 
 Links are authenticated by a signed handshake (``hi`` / ``join`` or ``link`` / ``welcome``,
 :mod:`moska_p2p.net.wire`) but not encrypted: after the handshake, game frames cross a link as

@@ -1,4 +1,4 @@
-"""The table-level record of aborts before the deal (issue 21, item 3; PROTOCOL.md section 9).
+"""The table-level record of aborts before the deal (PROTOCOL.md section 9).
 
 An abort before the deal cannot be made a forfeit (there is no seat yet), and the last peer to
 reveal its seat secret can always abort after seeing the seating: so every honest peer records
@@ -85,7 +85,7 @@ def test_a_stop_before_the_deal_records_its_culprits_and_a_later_one_does_not(
 
 
 def test_a_silence_before_the_deal_over_a_relay_is_recorded_as_such(tmp_path: Path) -> None:
-    """Issue 24 item 3: the verdict says the silent peer was reached through a relay, which
+    """The verdict says the silent peer was reached through a relay, which
     may have held its frames back (PROTOCOL.md §23): the record says so too, and a host that
     refuses the key says why. It is kept all the same: not listening must not make an abort
     free."""

@@ -1,4 +1,4 @@
-"""The deck's costly steps never run in a peer's event loop (issue 22, item 3): a table of
+"""The deck's costly steps never run in a peer's event loop: a table of
 three nodes in one trio run, every pass check and every pass made watched for the thread it
 runs in. Speed itself is measured by scripts/bench_net.py (the loop's longest stall)."""
 

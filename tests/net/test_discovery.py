@@ -1,4 +1,4 @@
-"""LAN discovery (``moska_p2p/net/discovery.py``, issue 6 item 3): the signed multicast beacon
+"""LAN discovery (``moska_p2p/net/discovery.py``): the signed multicast beacon
 in one trio run, the listener's handling of garbage and forgeries, and real processes: a table
 opened with ``host`` is listed by ``moska tables`` and joined by ``moska join`` with no address.
 

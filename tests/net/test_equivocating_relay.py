@@ -1,4 +1,4 @@
-"""The adversary matrix through real processes, for a few cells (issue 21 item 5): a relaying
+"""The adversary matrix through real processes, for a few cells: a relaying
 TCP proxy that equivocates between two links.
 
 Three ``python -m moska_p2p`` peers with bots on 127.0.0.1. The cheater (``p1``) is an

@@ -1,4 +1,4 @@
-"""Issue 11 on the network side, in one trio run on 127.0.0.1 (no whole game needed): the
+"""Hardening on the network side, in one trio run on 127.0.0.1 (no whole game needed): the
 mutual challenge-response of a link (a relay that replays a ``hi`` or a ``link`` is refused),
 signed roster addresses, caps before authentication (frame size, connections per address and
 in all, handshake time), accept errors backed off and logged once, known peers, ``--expect``,
@@ -709,7 +709,7 @@ def test_table_config_from_wire_raises_only_config_error(value: object) -> None:
      {**CONFIG.to_wire(), "timeout": True}, {**CONFIG.to_wire(), "nonce": "x" * 32}],
 )  # fmt: skip
 def test_bad_table_settings_are_a_config_error(value: object) -> None:
-    """An option named ``preset`` raised TypeError before (issue 11 item 6)."""
+    """An option named ``preset`` raised TypeError before."""
     with pytest.raises(ConfigError):
         TableConfig.from_wire(value)
 

@@ -1,4 +1,4 @@
-"""Invites (issue 24 item 2): a round trip, and every malformed invite refused with a message
+"""Invites: a round trip, and every malformed invite refused with a message
 that names what is wrong."""
 
 from __future__ import annotations

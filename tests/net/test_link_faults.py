@@ -1,4 +1,4 @@
-"""Links over a path that loses, repeats or mangles bytes (issue 24 items 3 and 6): real link
+"""Links over a path that loses, repeats or mangles bytes: real link
 code, real TCP on 127.0.0.1, ``b`` keeping its link to ``a`` up through an on-path attacker
 (``test_link_replay._Path``).
 

@@ -74,7 +74,7 @@ def test_the_transcript_grows_by_appends_and_forgives_a_torn_last_write(tmp_path
 
 
 def test_the_same_command_finds_a_session_games_saved_state(tmp_path: Path) -> None:
-    """Issue 25 item 2: ``--transcript club/bob.moska`` in a session saves game 3 as
+    """``--transcript club/bob.moska`` in a session saves game 3 as
     ``bob-g3.moska.resume``; a re-run of the command with the same ``--transcript`` finds it
     (the newest when several are left)."""
     named = tmp_path / "bob.moska"

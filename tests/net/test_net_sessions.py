@@ -1,4 +1,4 @@
-"""Sessions of games over the network (RULES M24, issue 14 item 1): ``moska host --games N``
+"""Sessions of games over the network (RULES M24): ``moska host --games N``
 between real processes on 127.0.0.1, a peer gone between games, and a frame of game 1 fed to
 a node in game 2 (in one trio run, over real links).
 

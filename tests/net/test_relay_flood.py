@@ -1,5 +1,5 @@
-"""A ``moska relay`` process flooded by strangers on 127.0.0.1 stays under its caps (issue 24
-item 6): silent connections, garbage, registrations under throwaway keys in many rooms, and
+"""A ``moska relay`` process flooded by strangers on 127.0.0.1 stays under its caps: silent
+connections, garbage, registrations under throwaway keys in many rooms, and
 virtual links pumping data at members that never read. Its peak resident memory stays under
 100 MB, it refuses what is over its caps, and afterwards it still relays for a real table."""
 

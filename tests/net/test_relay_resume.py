@@ -1,4 +1,4 @@
-"""Rejoining through a relay (issue 24 item 4): peers that cannot accept connections play a
+"""Rejoining through a relay: peers that cannot accept connections play a
 session of 3 games through ``moska relay``; one of them is killed -9 (in game 2, or between
 games 1 and 2) and started again with the very same command. It reaches the table the way it
 did (the relay, its room, no port of its own), catches up, is counted back into the session,
@@ -236,7 +236,7 @@ def _restarted_in_game_2(table: RelaySession, seat: int) -> None:
 def test_a_peer_without_a_port_killed_in_game_2_comes_back_through_the_relay(
     relay_session: RelaySession, seat: int, host_relays: bool
 ) -> None:
-    """The done-when of issue 24: four peers that cannot accept connections play a 3-game
+    """The whole of it: four peers that cannot accept connections play a 3-game
     session through a relay; one killed -9 in game 2 and started again with the very same
     command registers at the relay again (its old registration replaced), is redialed
     through it, finishes game 2 and plays game 3; all four sign the session.

@@ -1,4 +1,4 @@
-"""A relay that tries to splice itself into a link (issue 24 items 1 and 6): it rewrites or
+"""A relay that tries to splice itself into a link: it rewrites or
 replays the link handshake's messages on a virtual link. The handshake binds both keys and a
 fresh nonce of each end (``net/wire.py``), so every attempt is refused by the peers and no
 link forms: the relay can only forward or drop.

@@ -1,4 +1,4 @@
-"""Spectators (issue 24 item 5): ``moska watch`` in one trio run on 127.0.0.1, every wait
+"""Spectators: ``moska watch`` in one trio run on 127.0.0.1, every wait
 bounded. A spectator watches a whole game and its transcript verifies; it never knows a card
 no player shows; the host refuses spectators it does not take (none, too many, a player's
 key), with a one-line reason; a spectator that sends anything after its handshake is cut off

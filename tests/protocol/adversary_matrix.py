@@ -1,4 +1,4 @@
-"""The adversary matrix (issue 21): every stage of a game, every way a modified client can
+"""The adversary matrix: every stage of a game, every way a modified client can
 deviate there, at 3, 4 and 6 seats, in memory (sans-IO).
 
 One *cell* is a table of seeded random bots where one peer, the cheater, deviates at one

@@ -1,4 +1,4 @@
-"""The adversary harness (issue 10): any peer, scripted to deviate at any step of the deck or
+"""The adversary harness: any peer, scripted to deviate at any step of the deck or
 the game, is named at the message where it deviates; nobody learns a card the rules did not
 reveal; the honest peers agree; an abort costs the aborter the game.
 
@@ -111,7 +111,7 @@ def _pass_input(net: Network, cheater: int) -> list[bytes]:
 
 @pytest.mark.parametrize("cheater", [0, 1, 2, 3])
 def test_pass2_copy_attack_is_named_at_its_pass(cheater: int) -> None:
-    """Issue 10's attack: a pass-2 seat writes ``in[j] * a^-1 * k[j']`` at position ``j'``
+    """The copy attack: a pass-2 seat writes ``in[j] * a^-1 * k[j']`` at position ``j'``
     so that ``j'`` opens, for everyone, to the card at ``j``. Its key points stay honest;
     only the re-keying proof can catch it, and it does, at that message, for every seat."""
 
@@ -649,7 +649,7 @@ def test_the_leavers_own_transcript_is_a_valid_record_of_its_forfeit(tmp_path: P
 def test_a_peer_that_refused_hearsay_of_silence_leaves_a_record_that_verifies(
     tmp_path: Path,
 ) -> None:
-    """Issue 25 item 3: peer 0 stops over peer 2's silence; peer 1, whose clock has not yet
+    """Peer 0 stops over peer 2's silence; peer 1, whose clock has not yet
     seen half the timeout pass, refuses the verdict (a stop it cannot confirm: ``left``
     naming peer 0, its signer's forfeit, §15.3 step 4). A file has no clock, so the verifier
     follows the owner's own answer: peer 1's record verifies, with peer 0 its loser."""

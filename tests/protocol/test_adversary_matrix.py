@@ -1,4 +1,4 @@
-"""The adversary matrix (issue 21), asserted: a cheater at any stage, with any fault, is the
+"""The adversary matrix, asserted: a cheater at any stage, with any fault, is the
 only one named; every honest transcript verifies with the verdict its owner reached.
 
 CI runs every cell at 3 seats and a sample at 4 and 6 (a 6-seat deal with proofs takes a

@@ -195,7 +195,7 @@ def test_encode_frame_checks_its_arguments() -> None:
         encode_frame("seat", bytes(257), bytes(64))
 
 
-# -- caps per kind, checked before the payload is decoded (issue 11 item 2) ----------------------
+# -- caps per kind, checked before the payload is decoded ----------------------
 
 
 def test_the_caps_per_kind() -> None:

@@ -1,4 +1,4 @@
-"""The deck's costly steps run off the session (issue 22, items 3 and 4): a driver that sets
+"""The deck's costly steps run off the session: a driver that sets
 ``offload`` gets them as jobs, runs them when it likes and hands them back; the protocol is
 the same, byte for byte when the jobs come back at once, and a bad pass gets the verdict an
 inline check gives, with this seat's pipelined pass never sent."""

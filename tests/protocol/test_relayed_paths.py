@@ -1,4 +1,4 @@
-"""Issue 24 item 3: a verdict says, signed, which of its signer's paths went through a relay
+"""A verdict says, signed, which of its signer's paths went through a relay
 (PROTOCOL.md §7.11, §23). The session learns it from its driver (``set_relayed_paths``),
 never by looking outward; ``verify`` reads it back; it convicts nobody by itself."""
 

@@ -1,4 +1,4 @@
-"""Bounded memory and measured time in the session (issue 11, items 3 and 7).
+"""Bounded memory and measured time in the session.
 
 Each test is an attack that worked on protocol v1: a roster member flooding messages ahead of
 the next sequence number (held and relayed without limit), frames sent before every hello
@@ -129,7 +129,7 @@ def test_a_peer_named_for_its_silence_accepts_the_verdict() -> None:
 
 
 def test_a_message_that_waits_is_not_progress() -> None:
-    """Issue 24 item 3: a peer lacks seat 0's shuffle pass (a relay dropped it on that one
+    """A peer lacks seat 0's shuffle pass (a relay dropped it on that one
     link) and holds seat 1's, which waits for it. Seat 1's frames keep coming (its ``wait``
     messages, queued behind the pass): each made the session try the pass again, and the try
     counted as progress, so the stuck peer never said it was stuck (its own ``wait``) and

@@ -215,7 +215,7 @@ def test_korokkeella_and_poronmuna_are_counted_per_run_of_losses() -> None:
 
 
 def test_a_game_stopped_over_lost_contact_is_counted_without_a_result() -> None:
-    """Issue 25: nobody lost it, and the loss rates are over the games with a result."""
+    """Nobody lost it, and the loss rates are over the games with a result."""
     from moska_p2p.cli.results import results_table
 
     tally = Tally(["a", "b"], 5)
@@ -291,7 +291,7 @@ def test_a_missing_signature_fails(session: tuple[Path, list[Network]]) -> None:
 def test_records_that_decide_a_game_differently_are_a_fault_that_says_how(
     session: tuple[Path, list[Network]],
 ) -> None:
-    """Issue 25: two records of one game that both decide it must agree; the fault says
+    """Two records of one game that both decide it must agree; the fault says
     what each says. A record of lost contact says less and agrees with either."""
     folder, nets = session
     results = _results(folder, nets)

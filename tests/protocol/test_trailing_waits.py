@@ -1,4 +1,4 @@
-"""A ``wait`` at the end of a game (found by the chaos relay of issue 24 item 6).
+"""A ``wait`` at the end of a game (found by the chaos relay).
 
 A peer at the result stage that waits for the others' results says so with a ``wait``
 (§7.10a), after its own result; and a peer that applies the last results in one batch applies

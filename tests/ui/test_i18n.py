@@ -1,4 +1,4 @@
-"""Finnish (issue 13, item 9): ``--lang fi``, the config's ``lang`` and the locale give the
+"""Finnish: ``--lang fi``, the config's ``lang`` and the locale give the
 table, the help, the rules and a person's messages in Finnish; English stays the default.
 
 The catalogue is checked as shipped (every marked text translated, no fuzzy entry, the

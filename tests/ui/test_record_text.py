@@ -1,4 +1,4 @@
-"""The text game record (issue 13 item 8): ``moska export`` writes it, ``moska replay`` reads
+"""The text game record: ``moska export`` writes it, ``moska replay`` reads
 it back to the same states; a malformed record is one clear error line (docs/RECORD.md)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``moska replay`` shows a transcript only if ``moska verify`` accepts it (issue 13 item 3).
+"""``moska replay`` shows a transcript only if ``moska verify`` accepts it.
 
 A file with one byte changed (in the unsigned header, a middle frame, the last frame, a length
 prefix) or a frame dropped is refused with exactly the fault ``verify`` prints, one ``error:``

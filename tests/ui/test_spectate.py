@@ -1,4 +1,4 @@
-"""``moska watch``'s screen (issue 24 item 5): the table a spectator sees has every hand face
+"""``moska watch``'s screen: the table a spectator sees has every hand face
 down (sizes and the cards the game showed) and no hand of its own; in lines a move is a line;
 and on a real terminal the full-screen table runs live against a real table of bots, q stops
 it (exit 130)."""

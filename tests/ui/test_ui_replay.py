@@ -133,7 +133,7 @@ def test_a_transcript_cut_before_its_audit_shows_public_cards_only(
     owner, config, roster, frames = read_transcript(transcripts[0])
     cut = tmp_path / "cut.moska"
     write_transcript(cut, owner, config, roster, frames[: len(frames) * 2 // 3])
-    replay = load_replay(cut, unverified=True)  # a cut file does not verify (issue 13 item 3)
+    replay = load_replay(cut, unverified=True)  # a cut file does not verify
     assert not replay.full and len(replay.moves) > 0
     with pytest.raises(ReplayError, match="--open is not possible"):
         run_replay(replay, open_hands=True, interactive=False, out=io.StringIO())

@@ -125,7 +125,7 @@ def test_a_lone_pass_is_answered_without_asking() -> None:
 
 def test_a_refusal_says_you_to_the_person_and_stays_seat_neutral_in_the_engine() -> None:
     """The engine's texts name seats (bots and logs read them); the person at seat 0 reads
-    "you" (issue 13 item 6)."""
+    "you"."""
     game = new_game("durak", players=3, seed=2)
     while game.decision != "open":
         game.play(game.legal_moves()[0])

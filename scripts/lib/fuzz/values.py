@@ -33,7 +33,7 @@ TEXTS += [v.PROTOCOL, v.BAD_KEY, v.FALSE_CLAIM, v.DISAGREEMENT, v.BAD_SHUFFLE, v
 VERDICT_KINDS = [v.TIMEOUT, v.LEFT, v.EQUIVOCATION, v.ILLEGAL_MOVE, v.PROTOCOL, v.BAD_KEY]
 VERDICT_KINDS += [v.FALSE_CLAIM, v.DISAGREEMENT, v.BAD_SHUFFLE, v.OUT_OF_TURN, v.BAD_CARD]
 VERDICT_KINDS += [v.BAD_SEED, "", "x", "timeout "]
-SMALL_ORDER = bytes([1]) + bytes(31)  # the identity point: the forgery of issue 11
+SMALL_ORDER = bytes([1]) + bytes(31)  # the identity point: a key whose signatures anyone can forge
 I64_MIN, U64_MAX = -(2**63), 2**64 - 1
 
 

@@ -208,7 +208,7 @@ def verdict_cases() -> list[dict[str, Any]]:
     cases.append(
         case(
             "pass2-copy-attack",
-            "Issue 10's copy attack: the cheater's pass 2 writes in[j] * a^-1 * k[j'] at "
+            "The copy attack: the cheater's pass 2 writes in[j] * a^-1 * k[j'] at "
             "stock positions j' (so that they would open, in public, to the cards at j), key "
             "points unchanged. The re-keying proof fails at the first copied position; no key "
             "is ever released.",

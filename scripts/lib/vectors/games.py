@@ -177,7 +177,7 @@ def watch_vector(
 ) -> dict[str, Any]:
     """A spectator's handshake with the host of the table ``lobby`` (example nonces): both
     proofs, the watch id they give, and the host's ``net/game`` for ``game`` signed over it
-    (PROTOCOL.md §23, "Spectators"; issue 24 item 5)."""
+    (PROTOCOL.md §23, "Spectators")."""
     from moska_p2p.net.watch_proto import HOST, WATCHER, watch_id, watch_proof, watch_transcript
     from moska_p2p.net.wire import GAME, net_frame
     from moska_p2p.protocol.config import lobby_id
