@@ -74,6 +74,7 @@ def relay(
     --relay HOST:PORT."""
     import trio
 
+    from ..net.links import listen_failure
     from ..net.relay import RelayServer
     from ..net.relay_proto import Caps
 
@@ -89,7 +90,7 @@ def relay(
             try:
                 await nursery.start(server.serve, bind, port)
             except OSError as error:
-                failure.append(f"cannot listen on {bind}:{port}: {error.strerror or error}")
+                failure.append(listen_failure(bind, port, error))
                 return
             typer.echo(f"relay listening on {bind}:{server.port}")
             typer.echo(

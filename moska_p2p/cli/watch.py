@@ -109,4 +109,6 @@ def watch(
     if outcome.code == EXIT_FAILED:
         raise fail(outcome.message, EXIT_FAILED)
     typer.echo(outcome.message)
+    if path.exists():
+        typer.echo(f"the game's transcript: {path} (moska verify or moska replay it)")
     raise typer.Exit(outcome.code)

@@ -116,6 +116,8 @@ EXEC = "exec:/nonexistent"
 CASES = [
     Case("host-port-in-use", [*HOST, "--bot", "random", "--port", "{x}"], 1, "the port is in use",
          _port_in_use),
+    Case("relay-port-in-use", ["relay", "--bind", LOOPBACK, "--port", "{x}"], 1,
+         "the port is in use", _port_in_use),
     Case("host-bind-absent", [*HOST[:3], "--bind", "192.0.2.1", "--no-announce", "--bot",
                               "random"], 1, "this machine has no address 192.0.2.1"),
     Case("join-bind-absent", ["join", f"{LOOPBACK}:9", "--bind", "192.0.2.1", "--bot", "random"],

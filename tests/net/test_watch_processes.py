@@ -81,6 +81,8 @@ def _check_watched(processes: Processes, watcher: Peer) -> None:
     assert len(MOVE_LINE.findall(out)) >= 10, out
     assert re.search(r"^result: ", out, re.M), out
     assert "transcript verified:" in out and "watched 1 game to the end" in out, out
+    # the spectator says where its record of the game went, so a person can check it later
+    assert f"the game's transcript: {processes.folder / 'watched.moska'}" in out, out
     assert "valid" in verified(processes.folder / "watched.moska")
     host = processes.peers[0].out
     assert "spectator spectator" in host and "is watching from" in host, host
