@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -163,3 +164,22 @@ def test_open_hands_show_every_card() -> None:
         for card in hands[seat]:
             assert _face(card) in seat_lines[seat]
     assert "(you)" not in text
+
+
+@pytest.mark.parametrize("preset", ["moska", "durak-52", "mustamaija"])
+def test_a_ten_keeps_the_table_and_hand_columns_in_place(preset: str) -> None:
+    """Every card of the bout's and the hand's grids starts at a column of its own (7, 11,
+    15...), a three-character 10 as much as any other: nothing after a 10 drifts."""
+    tens = 0
+    for game in _games(preset, 3, seed=11):
+        for seat in range(3):
+            lines = strip_ansi(render_table(game.view(seat), NAMES[:3], color=False)).split("\n")
+            for at, line in enumerate(lines):
+                if not line.startswith(("table ", "hand ")):
+                    continue
+                for row in lines[at : at + 2]:
+                    for card in re.finditer(r"(?:10|[2-9JQKA])[♣♦♥♠]", row):
+                        tens += card.group().startswith("10")
+                        where = f"{card.group()} at column {card.start()}:\n{row}"
+                        assert (card.start() - 7) % 4 == 0, where
+    assert tens > 0  # the games did put tens on the table and in hands
