@@ -24,6 +24,11 @@ RUNS = {
     "bench_ismcts.py": ["--runs", "1", "--iterations", "5", "--positions", "2"],
     "fuzz.py": ["--inputs", "100", "--checkpoints", "4"],
     "make_vectors.py": ["--check"],
+    # One table of real processes where the cheater signs a bogus verdict (no grace to wait).
+    "quit_matrix_net.py": [
+        *("--runs", "1", "--tries", "1", "--modes", "bogus", "--tables", "moska:3"),
+        *("--timeout", "3", "--game-timeout", "90"),
+    ],
 }
 
 

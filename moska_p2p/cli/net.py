@@ -235,8 +235,8 @@ def _saved_game(transcript: Path | None, ident: Identity, resume: bool) -> Saved
         return saved
     saved.discard()  # no seat to come back to: nothing left to resume (its secret stays)
     typer.echo(
-        f"the saved game of {saved.transcript} is older than twice its timeout (the others"
-        " have given up): starting a new game (that game's transcript stays, for moska"
+        f"the saved game of {saved.transcript} is older than its grace and its timeout (the"
+        " others have given up): starting a new game (that game's transcript stays, for moska"
         " verify and moska replay)"
     )
     return None
@@ -595,6 +595,15 @@ def host(
         f" abandoned (default: {PERSON_TIMEOUT:g} when you play at the terminal, so a person"
         f" may think; {BOT_TIMEOUT:g} with --bot).",
     ),
+    grace: float | None = typer.Option(
+        None,
+        min=1.0,
+        max=3600.0,
+        help="Seconds a player who is not answering (a crash, a lost network) has to come back"
+        " before the others may call the game abandoned: they then sign it together and the"
+        " quitter loses it (default: twice the timeout, at most 60, never less than the"
+        " timeout).",
+    ),
     auto_pass: float = typer.Option(
         0.8, min=0.0, help="Seconds before a lone pass is answered for you (no --bot)."
     ),
@@ -674,6 +683,7 @@ def host(
             parse_options_strict_or_exit(option),
             timeout,
             games=games,
+            grace=grace or 0.0,  # 0: the protocol's default for this timeout
         )
     except ConfigError as error:
         raise fail(str(error)) from None

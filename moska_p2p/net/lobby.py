@@ -464,7 +464,8 @@ class Lobby:
         options = ", ".join(f"{k}={config.options[k]}" for k in sorted(config.options))
         self.o.echo(
             f"table open: {config.preset} for {config.players} players"
-            f"{' (' + options + ')' if options else ''}, timeout {config.timeout:g} s;"
+            f"{' (' + options + ')' if options else ''}, timeout {config.timeout:g} s,"
+            f" grace {config.grace:g} s;"
             f"{f' a session of {config.games} games;' if config.in_session else ''}"
             f" host {self.o.name} ({self.identity.fingerprint})"
         )

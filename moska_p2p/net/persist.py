@@ -165,8 +165,11 @@ class SavedGame:
         return (time.time() if now is None else now) - max(stamps, default=0.0)
 
     def fresh(self) -> bool:
-        """Whether the others may still be waiting: they give up after the timeout."""
-        return self.age() <= 2 * self.config.timeout
+        """Whether the others may still be waiting: a seat out of contact has the table's
+        grace to come back, and the others then take up to a timeout more to sign that it
+        left (PROTOCOL.md §15.1); a table whose grace is short still waits its move clock."""
+        config = self.config
+        return self.age() <= max(2 * config.timeout, config.grace + config.timeout)
 
     def save(self) -> None:
         data = pack(

@@ -17,6 +17,7 @@ import trio
 
 from ..engine import Move, View
 from ..protocol import verdict as v
+from ..protocol.abandonment import CONTACT
 from ..protocol.session import PeerSession
 from ..protocol.stages import STAGES
 
@@ -52,9 +53,10 @@ class TableWait:
     """What the table waits for now, for a screen to say while nothing moves: the stage
     (:data:`~moska_p2p.protocol.stages.STAGES`' names: ``seat``, ``shuffle1``, ``play``...),
     the peers it waits for (their seats, -1 before the seats are drawn, and the names they
-    gave), which of them this peer has no connection to, and the seconds left before the
-    table's timeout names them (the silence is counted from the last message that moved the
-    game)."""
+    gave), which of them are out of contact (nobody has heard them: their grace runs), and
+    the seconds left on the clock that runs out first: the contact clock of those out of
+    contact if any ("bob is not answering: the game waits 45 s for them"), else the move
+    clock (PROTOCOL.md §15.1)."""
 
     stage: str
     seats: tuple[int, ...]
@@ -67,15 +69,28 @@ def table_wait(
     session: PeerSession, links: Mapping[bytes, object], me: bytes, now: float
 ) -> TableWait:
     """The one place that reads "who and how long" out of a session (see :class:`TableWait`);
-    this peer itself is left out (its own move, its own deck work, is no wait)."""
-    keys = [key for key in session.waiting_on() if key != me]
+    this peer itself is left out (its own move, its own deck work, is no wait). A peer with
+    live ``links`` of its own reads both clocks from the session; an observer (``links`` of
+    every seat, no clock of its own, ``now`` its last progress) counts the move clock only."""
     stage = STAGES[session.stage] if session.stage < len(STAGES) else "stopped"
+    moves = max(0.0, session.last_progress + session.config.timeout - now)
+    if me not in session.peers:  # an observer: nobody's contact is known here
+        keys = [key for key in session.waiting_on() if key != me]
+        return TableWait(
+            stage,
+            tuple(session.seat_of.get(key, -1) for key in keys),
+            tuple(session.peers[key].name if key in session.peers else "" for key in keys),
+            tuple(key not in links for key in keys),
+            moves,
+        )
+    status = session.waiting_status(now)
+    gone = [w.left for w in status if w.clock == CONTACT]
     return TableWait(
         stage,
-        tuple(session.seat_of.get(key, -1) for key in keys),
-        tuple(session.peers[key].name if key in session.peers else "" for key in keys),
-        tuple(key not in links for key in keys),
-        max(0.0, session.last_progress + session.config.timeout - now),
+        tuple(w.seat for w in status),
+        tuple(w.name for w in status),
+        tuple(w.clock == CONTACT for w in status),
+        min(gone) if gone else min((w.left for w in status), default=moves),
     )
 
 
@@ -170,9 +185,7 @@ class GamePort:
 
     def waiting(self) -> TableWait:
         """What the table waits for now (nothing while it is this seat's move)."""
-        return table_wait(
-            self._session, self._node.links, self._session.me, trio.current_time()
-        )
+        return table_wait(self._session, self._node.links, self._session.me, trio.current_time())
 
     def legal_moves(self) -> list[Move]:
         return self._session.legal_moves()

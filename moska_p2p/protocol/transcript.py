@@ -290,10 +290,11 @@ def verify_frames(
     }
     if stopped is not None:
         # The owner's own signed leave ends its record of the game too (it forfeits); so
-        # does a verdict of silence naming the owner that it took (it was suspended): a
-        # culprit signs no verdict against itself (§15.2).
+        # does a verdict of silence naming the owner that it took (it was suspended), or the
+        # others' proof that it abandoned the game (every other seat's statement, §15.3 step
+        # 3): a culprit signs no verdict against itself (§15.2).
         owner_left = stopped.kind == v.LEFT and stopped.keys == (owner,)
-        owner_named = stopped.kind == v.TIMEOUT and owner in stopped.keys
+        owner_named = stopped.kind in (v.TIMEOUT, v.ABANDONED) and owner in stopped.keys
         cut = (
             fault is None
             and stopped_at == len(frames) - 1

@@ -83,7 +83,8 @@ def wait_text(
     wait: TableWait, names: Sequence[str], view: View | None = None, *, left: float | None = None
 ) -> str:
     """What the table waits for, in words: "waiting for bob to attack (4:32 left)", "dealing:
-    seat 2's shuffle", "bob is not answering: waiting 45 s for them to come back".
+    seat 2's shuffle", "bob is not answering: the game waits 45 s for them" (its contact clock,
+    PROTOCOL.md §15.1).
     ``names`` are the seats' names; ``view`` the game now (what the seat on move must do);
     ``left`` the seconds left, counted by the caller (else the wait's own)."""
     decision = view.decision if view is not None and wait.seats == (view.to_act,) else None
@@ -101,8 +102,8 @@ def wait_text(
     remaining = seconds_text(wait.left if left is None else left)
     if gone:
         return ngettext(
-            "{names} is not answering: waiting {left} for them to come back",
-            "{names} are not answering: waiting {left} for them to come back",
+            "{names} is not answering: the game waits {left} for them",
+            "{names} are not answering: the game waits {left} for them",
             len(gone),
         ).format(names=", ".join(gone), left=remaining)
     who = ", ".join(everyone)

@@ -18,8 +18,9 @@ from typing import TypeVar
 
 import pytest
 
-from moska_p2p.crypto.identity import Identity
+from moska_p2p.crypto.identity import Identity, fingerprint_of
 from moska_p2p.protocol.transcript import Report, verify_transcript
+from moska_p2p.protocol.verdict import ABANDONED
 
 ROOT = Path(__file__).resolve().parents[2]
 JOIN_LINE = re.compile(r"join with: moska join 127\.0\.0\.1:(\d+)")
@@ -36,12 +37,14 @@ class Peer:
         folder: Path,
         preexec: Callable[[], None] | None = None,
         prefix: list[str] | None = None,
+        module: list[str] | None = None,
     ) -> None:
         self.name = name
         self.args = args
         self.folder = folder
         self.preexec = preexec  # run in the child before it starts (e.g. a lower RLIMIT)
         self.prefix = prefix or []  # a command the peer runs under (e.g. nsenter into a netns)
+        self.module = module or ["moska_p2p"]  # what ``python -m`` runs, with its own arguments
         self.runs = 0
         self.started = 0.0
         self.popen: subprocess.Popen[bytes] | None = None
@@ -62,7 +65,7 @@ class Peer:
         env = dict(os.environ, PYTHONUNBUFFERED="1", XDG_CONFIG_HOME=str(self.config_home))
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.popen = subprocess.Popen(
-                [*self.prefix, sys.executable, "-m", "moska_p2p", *self.args],
+                [*self.prefix, sys.executable, "-m", *self.module, *self.args],
                 cwd=ROOT,
                 stdout=out,
                 stderr=err,
@@ -277,3 +280,17 @@ def namespaces_or_skip(make: Callable[[], N]) -> Iterator[N]:
         yield made
     finally:
         made.close()
+
+
+def assert_abandoned(report: Report, culprit: str, witnesses: list[str]) -> None:
+    """``report`` (one record) convicts the seat of fingerprint ``culprit`` of abandoning the
+    game (PROTOCOL.md §15.5): verdict ``abandoned`` naming it alone, it is the loser (the game
+    was not decided before), and the statements that prove it are signed by exactly the seats
+    of fingerprints ``witnesses``, every other seat."""
+    assert report.valid, report.fault
+    assert report.verdict_kind == ABANDONED and report.conviction, report.verdict
+    assert [fingerprint_of(key) for key in report.culprits] == [culprit], report.verdict
+    seat = [fingerprint_of(key) for key in report.seats].index(culprit)
+    assert report.losers == [seat], (report.losers, report.verdict)
+    said = re.search(r"\(corroborated by ([^)]*)\)", report.verdict or "")
+    assert said and sorted(said.group(1).split(", ")) == sorted(witnesses), report.verdict

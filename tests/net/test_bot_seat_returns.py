@@ -163,15 +163,15 @@ def _join(key: Path, transcript: Path, port: int) -> subprocess.CompletedProcess
 
 
 def test_a_saved_game_nobody_waits_for_leaves_no_resume_file(tmp_path: Path) -> None:
-    """A seat whose game the others gave up (older than twice the timeout) can never come
-    back to it: the next run of its command starts afresh and leaves no ``.resume`` (nor a
+    """A seat whose game the others gave up (older than its grace and its timeout) can never
+    come back to it: the next run of its command starts afresh and leaves no ``.resume`` (nor a
     ``.resume.stale``) behind; the game's secret stays, for its replay."""
     key, transcript, state = _saved_bob(tmp_path)
     old = time.time() - 3600
     for path in (transcript, state):
         os.utime(path, (old, old))
     done = _join(key, transcript, 9)
-    assert "older than twice its timeout" in done.stdout, done.stdout + done.stderr
+    assert "older than its grace and its timeout" in done.stdout, done.stdout + done.stderr
     assert not list(tmp_path.glob("*.resume*")), list(tmp_path.iterdir())
     assert transcript.with_name("bob.moska.secret").exists()
 

@@ -40,7 +40,10 @@ def test_a_saved_game_round_trips_is_private_and_goes_stale(tmp_path: Path) -> N
     assert load_saved(saved.state_path) == saved
     assert find_saved(transcript, BOB.public_bytes) == saved.state_path
     assert saved.fresh()
-    past = time.time() - 3 * CONFIG.timeout
+    within = time.time() - CONFIG.grace - 2  # past twice the timeout, within grace + timeout
+    os.utime(saved.state_path, (within, within))
+    assert saved.fresh()
+    past = time.time() - CONFIG.grace - CONFIG.timeout - 5  # the others have signed it gone
     os.utime(saved.state_path, (past, past))
     assert not saved.fresh()
     aside = saved.set_aside()

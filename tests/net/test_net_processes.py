@@ -15,9 +15,11 @@ import time
 from collections.abc import Callable
 
 import pytest
-from net_harness import LISTEN_LINE, Table
+from net_harness import LISTEN_LINE, Table, assert_abandoned
 
+from moska_p2p.protocol.config import default_grace
 from moska_p2p.protocol.frames import MAX_FRAME
+from moska_p2p.protocol.transcript import verify_transcript
 
 SEATS = re.compile(r"^seats: ", re.M)
 FINGERPRINT = r"[0-9A-F]{4}(-[0-9A-F]{4}){7}"
@@ -58,23 +60,32 @@ def _mid_game(table: Table, watch: int, size: int = 100_000) -> None:
         assert "result:" not in peer.out, "the game ended before the test could interfere"
 
 
-def test_a_killed_peer_ends_the_game_with_a_timeout_that_names_it(
+def test_a_killed_peer_loses_the_game_by_abandonment_corroborated_by_every_other(
     make_table: Callable[..., Table],
 ) -> None:
+    """kill -9 of one of four: past the grace (twice the timeout here) the three others each
+    sign that they lost it, and every one of them stops with ``abandoned``: the killed seat
+    is the loser, corroborated by all three (PROTOCOL.md §15.5)."""
     timeout = 3.0
     table = make_table("moska", 4, timeout=timeout, pace=0.02)
     _mid_game(table, 2)
     table.peers[2].kill()
     killed = time.monotonic()
     others = [p for i, p in enumerate(table.peers) if i != 2]
-    codes = [p.finish(timeout + 8) for p in others]
+    grace = default_grace(timeout)
+    codes = [p.finish(grace + 8) for p in others]
     elapsed = time.monotonic() - killed
     assert codes == [1, 1, 1], table.output()
-    for peer in others:
-        assert re.search(rf"game stopped: timeout: seat \d \(random, {table.fingerprints[2]}\)",
+    witnesses = [f for i, f in enumerate(table.fingerprints) if i != 2]
+    for seat, peer in enumerate(table.peers):
+        if seat == 2:
+            continue
+        assert re.search(rf"game stopped: abandoned: seat \d \(random, {table.fingerprints[2]}\)",
                          peer.out), peer.out  # fmt: skip
-    # the timeout runs from the last progress, which may come a move after the kill
-    assert elapsed < timeout + 4, elapsed
+        assert_abandoned(verify_transcript(table.transcripts[seat]), table.fingerprints[2],
+                         witnesses)  # fmt: skip
+    # the grace runs from its last frame, the statements follow within a few ticks
+    assert elapsed < grace + 4, elapsed
 
 
 @pytest.mark.parametrize("victim", [0, 2], ids=["host", "joiner"])

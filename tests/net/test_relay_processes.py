@@ -13,9 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from net_harness import ROOT, Peer, verified
+from net_harness import ROOT, Peer, assert_abandoned, verified
 
-from moska_p2p.crypto.identity import Identity
+from moska_p2p.crypto.identity import Identity, fingerprint_of
 from moska_p2p.net.invite import Invite, parse_invite
 from moska_p2p.protocol.transcript import verify_transcript
 
@@ -225,13 +225,14 @@ def test_a_direct_address_that_does_not_answer_falls_back_to_the_relay(
     assert len(finals) == 1
 
 
-def test_a_relay_that_drops_a_peer_is_named_in_the_verdict_as_a_relayed_path(
+def test_a_relay_that_drops_a_peer_makes_it_lose_by_abandonment_on_a_signed_relayed_path(
     relay_table: RelayTable,
 ) -> None:
-    """Item 3: a relay drops everything an honest joiner sends once the game is under way.
-    The others stop the game with a timeout that names that joiner only, and say, in their
-    signed verdicts, that their link to it went through a relay (which a timeout cannot tell
-    apart from a silent peer).
+    """A relay drops everything an honest joiner sends once the game is under way. Nobody at
+    the table hears it, which is what quitting looks like (PROTOCOL.md §15.4, §23: a relay
+    that holds frames back looks the same as a silent peer): the two others both sign that
+    they lost it and stop with ``abandoned``, it is the loser, and each signs in its verdict
+    that its link to it went through a relay, for anyone reading the record.
 
     The relay drops the victim's frames link by link, so one survivor may hold a frame the
     other never got; the other then waits for the victim while the first waits for it. The
@@ -249,22 +250,16 @@ def test_a_relay_that_drops_a_peer_is_named_in_the_verdict_as_a_relayed_path(
     relay_table.join(invite, "--no-listen", "--identity", str(victim_file))
     codes = relay_table.finish(120)
     assert codes[:2] == [1, 1], relay_table.output()
+    reports = [verify_transcript(transcript) for transcript in relay_table.transcripts[:2]]
+    witnesses = [fingerprint_of(report.owner_key) for report in reports]
     for peer in relay_table.peers[:2]:
-        stopped = re.search(
-            r"^game stopped: timeout: (.*) \(the link to ([0-9A-F-]+) went through a relay",
-            peer.out,
-            re.M,
-        )
+        stopped = re.search(r"^game stopped: abandoned: (.*)", peer.out, re.M)
         assert stopped, peer.out
-        named = re.findall(r"[0-9A-F]{4}(?:-[0-9A-F]{4}){7}", stopped.group(1))
-        assert named == [victim.fingerprint] == [stopped.group(2)], relay_table.output()
-    for transcript in relay_table.transcripts[:2]:
-        report = verify_transcript(transcript)
-        assert report.valid and report.losers == [], (report.fault, report.verdict)
-        assert report.culprits == (victim.public_bytes,)
+        named = re.findall(r"[0-9A-F]{4}(?:-[0-9A-F]{4}){7}", stopped.group(1).split(":")[0])
+        assert named == [victim.fingerprint], relay_table.output()
+    for report in reports:
+        assert_abandoned(report, victim.fingerprint, witnesses)
         assert victim.public_bytes in report.relayed  # signed: the path was relayed
-        said = verified(transcript)
-        assert "through a relay (a relay can hold frames back)" in said, said
 
 
 class ChaosScript(Script):

@@ -70,7 +70,7 @@ def test_the_wait_in_words_at_each_stage() -> None:
         f"waiting for {names[on_move]} {doing} (4:32 left)"
     )
     assert wait_text(_Wait("play", (1,), ("",), (True,), 44.2), names, view) == (
-        "bob is not answering: waiting 45 s for them to come back"
+        "bob is not answering: the game waits 45 s for them"
     )
     assert wait_text(_Wait("result", (0, 2), ("", ""), (False, False)), names) == (
         "the end: waiting for ann, cy (45 s left)"
