@@ -1,4 +1,4 @@
-"""Issue 11's acceptance over loopback with real processes: a host flooded by 500 connections
+"""Hardening over loopback with real processes: a host flooded by 500 connections
 each sending a 1 MiB length prefix stays under 100 MB and its game finishes; a host out of
 file descriptors (a low RLIMIT_NOFILE and hundreds of idle connections) logs it once, no
 traceback, and its game and ``--stats`` finish; a joiner behind a relay that replays the host's

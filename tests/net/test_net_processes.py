@@ -1,4 +1,4 @@
-"""Real peers in real processes on 127.0.0.1 (issue 5): whole games, a killed peer, a
+"""Real peers in real processes on 127.0.0.1: whole games, a killed peer, a
 restarted peer, garbage on a listening port, Ctrl-C.
 
 Each peer is ``python -m moska_p2p host|join --bot ...`` with its own identity file;

@@ -1,4 +1,4 @@
-"""A person at a network table (issue 6): ``moska host`` without ``--bot`` runs in a
+"""A person at a network table: ``moska host`` without ``--bot`` runs in a
 pseudo-terminal (pexpect, 80x24, its output on a VT100 emulator: ``tests/ui/screen_harness``)
 and bots join it with ``moska join --bot random``, every process real and every byte on
 127.0.0.1.

@@ -1,4 +1,4 @@
-"""Peers through a relay, in real processes on 127.0.0.1 (issue 24 items 1, 2 and 6): peers
+"""Peers through a relay, in real processes on 127.0.0.1: peers
 that do not listen at all play a whole game, and a session of games, through ``moska relay``;
 a host relays for the others; invites on the command line; every transcript verifies with
 ``moska verify``."""

@@ -1,4 +1,4 @@
-"""Spectators in real processes on 127.0.0.1 (issue 24 item 5): ``moska watch INVITE --plain``
+"""Spectators in real processes on 127.0.0.1: ``moska watch INVITE --plain``
 watches a host and two bot joiners, directly and through ``moska relay`` with peers that do
 not listen; its output shows the moves and the result, and ``moska verify`` accepts the
 transcript it wrote. A host with ``--no-spectators`` refuses it in one line."""
