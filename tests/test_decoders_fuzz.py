@@ -2,7 +2,8 @@
 
 The decoders that already have a property test elsewhere are not repeated here: table settings
 (``TableConfig.from_wire``), lobby and link messages (``classify``), announcements, ``unpack`` and
-``open_frame`` (tests/protocol/test_frames.py, tests/net/test_hardening.py), the known-peers file,
+``open_frame`` (tests/protocol/test_frames.py, tests/net/test_link_handshake_and_caps.py), the
+known-peers file,
 and a real game's frames with one field replaced, fed to a session (test_adversary.py). Here:
 
 - ``messages.parse_payload``: arbitrary bytes, envelope-shaped maps, mutated real payloads;

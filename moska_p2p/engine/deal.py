@@ -297,10 +297,13 @@ def check_deck(faces: Sequence[int], rules: Rules) -> None:
     expected = set(range(low, NUM_CARDS))
     seen: set[int] = set()
     for card in faces:
+        if type(card) is not int:  # a deck read from a file may hold anything
+            raise DealError(f"the deck holds {card!r}, which is not a card code (C4)")
         if card in seen:
             raise DealError(f"the deck holds {card_text(card)} twice (C4)")
         if card not in expected:
-            raise DealError(f"{card_text(card)} is not a card of the {rules.preset} pack (C4)")
+            name = card_text(card) if 0 <= card < NUM_CARDS else f"card code {card}"
+            raise DealError(f"{name} is not a card of the {rules.preset} pack (C4)")
         seen.add(card)
     missing = expected - seen
     if missing:

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from test_hardening import _eventually, _options, _serving
+from test_link_handshake_and_caps import _eventually, _options, _serving
 
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.net.link import Link

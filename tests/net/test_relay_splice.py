@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from test_hardening import _eventually, _linked_pair
+from test_link_handshake_and_caps import _eventually, _linked_pair
 
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.net.node import Node

@@ -1,4 +1,5 @@
-"""Regression tests for the protocol defects the specification review found."""
+"""Edge cases of the session that a review of the specification found: a second hello, a copy
+before the game id, a position beyond the deck, own moves as progress, M23's face-up card."""
 
 from __future__ import annotations
 
