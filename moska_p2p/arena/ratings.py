@@ -234,8 +234,9 @@ def _count(value: object) -> int | None:
     return value
 
 
-def _bot_record(name: str, data: object) -> BotRecord | str:
-    """The record of ``data``, or what is wrong with it."""
+def bot_record(name: str, data: object) -> BotRecord | str:
+    """The record of ``data`` (a ratings file's line: mu, sigma, games, updated), or what is
+    wrong with it; a club's leaderboard file reads its players' ratings with it too."""
     if not isinstance(data, dict):
         return f'bot "{name}" is not an object'
     mu, sigma = _number(data.get("mu")), _number(data.get("sigma"))
@@ -276,7 +277,7 @@ def parse(data: object, source: str) -> Leaderboard:
         raise RatingsError(f"{source}: damaged ratings file: no bots")
     board = Leaderboard(preset, runs, games, updated)
     for name, entry in bots.items():
-        record = _bot_record(str(name), entry)
+        record = bot_record(str(name), entry)
         if isinstance(record, str):
             raise RatingsError(f"{source}: damaged ratings file: {record}")
         board.bots[str(name)] = record
@@ -311,10 +312,15 @@ def load(path: Path, preset: str | None = None, *, missing_ok: bool = False) -> 
 
 
 def save(path: Path, board: Leaderboard) -> None:
-    """Write ``board`` to ``path`` atomically: a temporary file beside it, flushed to disk,
-    renamed over it. Whatever stops this midway leaves the old file whole and no temporary
-    file behind. Raises ``OSError`` if it cannot be written."""
-    data = (json.dumps(board.to_json(), indent=2) + "\n").encode()
+    """Write ``board`` to ``path`` atomically (:func:`save_json`)."""
+    save_json(path, board.to_json())
+
+
+def save_json(path: Path, value: Mapping[str, Any]) -> None:
+    """Write ``value`` as JSON to ``path`` atomically: a temporary file beside it, flushed to
+    disk, renamed over it. Whatever stops this midway leaves the old file whole and no
+    temporary file behind. Raises ``OSError`` if it cannot be written."""
+    data = (json.dumps(value, indent=2) + "\n").encode()
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as file:
