@@ -55,7 +55,12 @@ MODEL = "openskill-plackett-luce"
 
 class RatingsError(ValueError):
     """A ratings file that cannot be used: unreadable, damaged, foreign, newer, or of another
-    preset. The message is one line, naming the file."""
+    preset. The message is one line, naming the file. ``damaged``: its bytes are not JSON
+    (a club's leaderboard keeps such a file aside, ``ui/club_leaderboard.py``)."""
+
+    def __init__(self, message: str, *, damaged: bool = False) -> None:
+        super().__init__(message)
+        self.damaged = damaged
 
 
 def _now() -> str:
@@ -289,26 +294,39 @@ def load(path: Path, preset: str | None = None, *, missing_ok: bool = False) -> 
     is an empty leaderboard of ``preset``; with ``preset``, a file of another preset is
     refused. Raises :class:`RatingsError` (one line, naming the file)."""
     try:
-        text = path.read_bytes()
+        data = read_json(path, "ratings")
     except FileNotFoundError:
         if missing_ok and preset is not None:
             return Leaderboard(preset)
         raise RatingsError(f"{path}: no such ratings file") from None
-    except IsADirectoryError:
-        raise RatingsError(f"{path}: that is a folder; name a ratings file") from None
-    except OSError as error:
-        raise RatingsError(f"{path}: cannot read it: {error.strerror or error}") from None
-    try:
-        data = json.loads(text)
-    except (UnicodeDecodeError, ValueError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise RatingsError(f"{path}: not a ratings file (not JSON: {reason})") from None
     board = parse(data, str(path))
     if preset is not None and board.preset != preset:
         raise RatingsError(
             f"{path} rates {board.preset} and this run is {preset}: name another ratings file"
         )
     return board
+
+
+def read_json(path: Path, kind: str) -> object:
+    """The JSON value in the file at ``path``, a ``kind`` file as the messages name it.
+    ``FileNotFoundError`` as it is (a first run has none yet); :class:`RatingsError` (one
+    line, naming the file) for a folder, an unreadable file, or one that is not JSON (then
+    ``damaged``)."""
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise RatingsError(f"{path}: that is a folder; name a {kind} file") from None
+    except OSError as error:
+        raise RatingsError(f"{path}: cannot read it: {error.strerror or error}") from None
+    try:
+        return json.loads(text)
+    except (UnicodeDecodeError, ValueError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise RatingsError(
+            f"{path}: not a {kind} file (not JSON: {reason})", damaged=True
+        ) from None
 
 
 def save(path: Path, board: Leaderboard) -> None:

@@ -32,14 +32,21 @@ a later version, of another preset, or of another kind is refused and left as it
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..arena.ratings import MODEL, BotRecord, Rater, RatingsError, bot_record, save_json
+from ..arena.ratings import (
+    MODEL,
+    BotRecord,
+    Rater,
+    RatingsError,
+    bot_record,
+    read_json,
+    save_json,
+)
 from ..arena.stats import GameOutcome
 from ..dirs import data_dir
 from ..tournament.entry import BOT, PERSON, Entrant
@@ -54,10 +61,6 @@ class LeaderboardError(RatingsError):
     """A leaderboard file that cannot be used. ``damaged``: its contents are broken (and
     :func:`record_event` keeps it aside); otherwise it is sound but not for this (a later
     version, another preset, another kind of file, unreadable), and is left alone."""
-
-    def __init__(self, message: str, *, damaged: bool = False) -> None:
-        super().__init__(message)
-        self.damaged = damaged
 
 
 def _now() -> str:
@@ -245,19 +248,13 @@ def load(path: Path, preset: str | None = None, *, missing_ok: bool = False) -> 
     """Read the leaderboard at ``path`` (``missing_ok``: none yet is an empty one of
     ``preset``); with ``preset``, one of another preset is refused."""
     try:
-        text = path.read_bytes()
+        data = read_json(path, "leaderboard")
     except FileNotFoundError:
         if missing_ok and preset is not None:
             return ClubLeaderboard(preset)
         raise LeaderboardError(f"{path}: no such leaderboard file") from None
-    except OSError as error:
-        raise LeaderboardError(f"{path}: cannot read it: {error.strerror or error}") from None
-    try:
-        data = json.loads(text)
-    except (UnicodeDecodeError, ValueError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        message = f"{path}: damaged leaderboard (not JSON: {reason})"
-        raise LeaderboardError(message, damaged=True) from None
+    except RatingsError as error:
+        raise LeaderboardError(str(error), damaged=error.damaged) from None
     board = parse(data, str(path))
     if preset is not None and board.preset != preset:
         raise LeaderboardError(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -132,7 +133,8 @@ def test_a_damaged_file_is_kept_aside_never_lost(tmp_path: Path) -> None:
     path = tmp_path / "leaderboard-moska.json"
     for broken in (b'{"format": "moska-club-lead', b"", b"[1, 2]"):
         path.write_bytes(broken)
-        with pytest.raises(LeaderboardError, match=f"{path}: damaged leaderboard") as caught:
+        damaged = f"{re.escape(str(path))}: (damaged leaderboard|not a leaderboard file)"
+        with pytest.raises(LeaderboardError, match=damaged) as caught:
             load(path, "moska")
         assert caught.value.damaged
         done = record_event(path, "moska", EVENT1, "club night", E, ranked_games([ROUND1]), NOW)
