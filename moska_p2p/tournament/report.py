@@ -190,6 +190,11 @@ class EventReport:
             outcome = f"lost by {names}"
         return f"game {game.number}: {outcome}"
 
+    def files(self) -> dict[str, str]:
+        """The report as the files an event's folder keeps (name: text); the caller
+        writes them."""
+        return {"report.txt": self.text(), "report.html": self.html(), "losses.svg": self.svg()}
+
     # ------------------------------------------------------------------ text
 
     def text(self) -> str:

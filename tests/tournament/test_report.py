@@ -180,6 +180,9 @@ def test_the_svg_plots_each_entrants_losses_round_by_round() -> None:
         assert sorted(range(3), key=lambda i: (-ys[i], i)) == sorted(
             range(3), key=lambda i: (losses[i], i)
         )
+    assert report.files() == {
+        "report.txt": report.text(), "report.html": report.html(), "losses.svg": svg,
+    }  # fmt: skip
     texts = [t.text for t in root.iter(f"{ns}text")]
     assert "<script>alert(1)</scr…" in texts  # the legend cuts a long name
 

@@ -12,6 +12,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from prompt_toolkit.utils import get_cwidth
 from screen_harness import Term, term_env
 
@@ -112,6 +114,34 @@ def test_ties_decided_by_lot_share_a_rank_and_are_explained() -> None:
     # alice lost none; four lost one game each of three, none twice in a row; bob two.
     assert [line.split()[0] for line in lines[2:8]] == ["1", "2=", "2=", "2=", "2=", "6"]
     assert "= tied: the order between them is by lot" in lines
+
+
+NAME = st.text(
+    st.characters(codec="utf-8", categories=["L", "M", "N", "P", "S", "Zs"]),
+    min_size=1,
+    max_size=40,
+).filter(str.isprintable)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(NAME, min_size=2, max_size=8, unique_by=str.casefold),
+    st.lists(st.integers(0, 2500), min_size=8, max_size=8),
+    st.integers(60, 200),
+)
+def test_any_names_at_any_width_fit_and_keep_the_numbers_in_their_column(
+    names: list[str], points: list[int], width: int
+) -> None:
+    board_rows = tuple(
+        Row(hashlib.sha256(name.encode()).digest(), name, points=p, games=p + 3)
+        for name, p in zip(names, sorted(points), strict=False)
+    )
+    state = BoardState(SPEC, board_rows, 1, (TableStatus(1, (board_rows[0].key,), 0, 3),))
+    lines = render_board(state, width)
+    assert all(columns(line) <= width - 1 for line in lines)
+    edge = lines[1].index("losses") + len("losses")
+    for row, line in zip(board_rows, lines[2:], strict=False):
+        assert upto(line, edge).endswith(" " + str(row.points)), (line, edge)
 
 
 def test_the_phases_the_final_column_and_tables_without_a_result() -> None:
