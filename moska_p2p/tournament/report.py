@@ -368,7 +368,8 @@ CSS = (
     "th,td{padding:.2em .6em;border-bottom:1px solid #ddd;text-align:right}"
     "th:nth-child(2),td:nth-child(2){text-align:left}"
     ".id{font-family:monospace;font-size:.85em;color:#555;text-align:left}"
-    ".note{color:#555}ul{margin:.2em 0 .8em}svg{max-width:100%;height:auto}"
+    ".note,td:last-child{color:#555}td:last-child{text-align:left}"
+    "ul{margin:.2em 0 .8em}svg{max-width:100%;height:auto}"
 )
 COLUMNS = ("#", "name", "losses", "games", "kor.", "por.", "forf.")
 
