@@ -59,17 +59,21 @@ class Peer(SenderLog):
 class Host(Protocol):
     """The session as its phases see it: the table, the stage, and the way out.
 
-    ``_begin_game`` sets the game id once every hello is in (and admits the frames that
-    came before it); ``_send`` signs a message as this peer, applies it here at once (so the
-    transcript keeps cause before effect) and queues it for every other peer; ``_send_claim``
+    ``begin_game`` sets the game id once every hello is in (and admits the frames that
+    came before it); ``send`` signs a message as this peer, applies it here at once (so the
+    transcript keeps cause before effect) and queues it for every other peer; ``send_claim``
     sends this peer's D3 claim for the round under way (the session's own method, so that a
-    test can make a lying client by replacing it); ``_out`` takes the events the session
-    returns.
+    test can make a lying client by replacing it); ``emit`` adds an event to what the
+    session returns.
     """
 
-    stage: int
     transcript: list[bytes]
-    _out: list[v.Output]
+
+    @property
+    def stage(self) -> int: ...
+
+    def enter(self, stage: int) -> None:
+        """Move to ``stage`` (:mod:`.stages`): only along an edge of ``stages.EDGES``."""
 
     @property
     def game_id(self) -> bytes | None: ...
@@ -110,11 +114,13 @@ class Host(Protocol):
     @property
     def game(self) -> Game | None: ...
 
-    def _begin_game(self, game_id: bytes) -> None: ...
+    def emit(self, output: v.Output) -> None: ...
 
-    def _send(self, kind: str, body: dict[str, Any]) -> None: ...
+    def begin_game(self, game_id: bytes) -> None: ...
 
-    def _send_claim(self) -> None: ...
+    def send(self, kind: str, body: dict[str, Any]) -> None: ...
+
+    def send_claim(self) -> None: ...
 
 
 class Phase(Protocol):

@@ -97,8 +97,8 @@ class PlayPhase:
             self.send_result()
             return True
         elif host.stage == RESULT and all(p.result is not None for p in host.peers.values()):
-            host.stage = DONE
-            host._out.append(v.Finished(self.losers, self.final_hash))
+            host.enter(DONE)
+            host.emit(v.Finished(self.losers, self.final_hash))
             return True
         return False
 
@@ -191,7 +191,7 @@ class PlayPhase:
         self.past_states.add(current)
         g.play(move, seat=seat)
         self.moves.append((seat, str(move)))
-        self.host._out.append(v.Moved(seat, str(move)))
+        self.host.emit(v.Moved(seat, str(move)))
         self.after_engine_step()
 
     def on_claim(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
@@ -270,7 +270,7 @@ class PlayPhase:
         if g.awaiting_lowest_trump and self.claim_rank < 0:
             self.claim_rank = g.rules.lowest_rank
             self.claims = {}
-            self.host._send_claim()
+            self.host.send_claim()
         if g.is_over and self.host.stage == PLAY and not self.reveals.owed:
             self.end_of_play()
 
@@ -286,7 +286,7 @@ class PlayPhase:
         if g.hands[me] >> card & 1:
             pos = g.pos_of[card]
             body = [pos, deck.my_key(pos)]
-        self.host._send(m.CLAIM, {"rank": self.claim_rank, "card": body})
+        self.host.send(m.CLAIM, {"rank": self.claim_rank, "card": body})
 
     def resolve_claims(self) -> None:
         g = self.game
@@ -302,7 +302,7 @@ class PlayPhase:
         else:
             self.claim_rank += 1
             self.claims = {}
-            self.host._send_claim()
+            self.host.send_claim()
             return
         self.claim_rank = -1
         self.after_engine_step()
@@ -314,10 +314,10 @@ class PlayPhase:
         host = self.host
         held = {s: self.reveals.face_down(s) for s in range(len(host.seats))}
         self.disclosures = self.claim_book.due(held)
-        host.stage = DISCLOSE
+        host.enter(DISCLOSE)
         if not host.is_observer and host.my_seat in self.disclosures and host.deck is not None:
             due = sorted(self.disclosures[host.my_seat])
-            host._send(m.DISCLOSE, {"keys": [[pos, host.deck.my_key(pos)] for pos in due]})
+            host.send(m.DISCLOSE, {"keys": [[pos, host.deck.my_key(pos)] for pos in due]})
 
     def send_result(self) -> None:
         g = self.game
@@ -325,9 +325,9 @@ class PlayPhase:
         host = self.host
         self.final_hash = g.state_hash()
         self.losers = tuple(g.losers)
-        host.stage = RESULT
+        host.enter(RESULT)
         if not host.is_observer:
-            host._send(
+            host.send(
                 m.RESULT,
                 {
                     "state": bytes.fromhex(self.final_hash),

@@ -52,7 +52,7 @@ class Seating:
     def begin(self) -> None:
         """Send this peer's hello: its nonce, its commitment, the table it expects."""
         host = self.host
-        host._send(
+        host.send(
             m.HELLO,
             {
                 "name": self.name[: m.MAX_NAME],
@@ -68,14 +68,14 @@ class Seating:
         host = self.host
         peers = host.peers
         if host.stage == HELLO and all(p.nonce for p in peers.values()):
-            host.stage = SEAT
-            host._begin_game(game_id(self.table, [peers[k].nonce for k in host.roster]))
+            host.enter(SEAT)
+            host.begin_game(game_id(self.table, [peers[k].nonce for k in host.roster]))
             if not host.is_observer:
-                host._send(m.SEAT, {"secret": self.secret})
+                host.send(m.SEAT, {"secret": self.secret})
             return True
         if host.stage == SEAT and all(p.seat_secret for p in peers.values()):
             self._draw_seats()
-            host.stage = SHUFFLE1
+            host.enter(SHUFFLE1)
             return True
         return False
 
@@ -130,4 +130,4 @@ class Seating:
             self.seats, self.dealer = list(config.seating), config.dealer
         self.seat_of = {k: s for s, k in enumerate(self.seats)}
         assert host.game_id is not None
-        host._out.append(v.Seated(tuple(self.seats), self.dealer, host.game_id))
+        host.emit(v.Seated(tuple(self.seats), self.dealer, host.game_id))

@@ -110,7 +110,7 @@ class PeerSession:
             raise LocalError("the session's seating does not list this table's players")
         self.table_id = table_id(config, self.roster)
         self.game_id: bytes | None = None
-        self.stage = HELLO
+        self._stage = HELLO
         self.verdict: v.Verdict | None = None
         self.transcript: list[bytes] = []
         self.name = name
@@ -170,6 +170,20 @@ class PeerSession:
         }
 
     # ------------------------------------------------------------------ public API
+
+    @property
+    def stage(self) -> int:
+        """Where the game is (:mod:`.stages`); it changes only through :meth:`enter`."""
+        return self._stage
+
+    def enter(self, stage: int) -> None:
+        """Move to ``stage``, along an edge of :data:`.stages.EDGES` only: any other step is
+        a bug of this peer (a :class:`LocalError`, and the stage stays as it was)."""
+        try:
+            stages.check_edge(self._stage, stage)
+        except stages.EdgeError as error:
+            raise LocalError(str(error)) from None
+        self._stage = stage
 
     @property
     def my_seat(self) -> int:
@@ -319,7 +333,7 @@ class PeerSession:
         parsed = parse_move(move) if isinstance(move, str) else move
         trial = g.copy()
         trial.play(parsed)  # raises IllegalMove: nothing is sent
-        self._send(m.MOVE, self.play_phase.move_body(parsed))
+        self.send(m.MOVE, self.play_phase.move_body(parsed))
         self._pump(now)
         return self._drain()
 
@@ -331,9 +345,9 @@ class PeerSession:
             raise LocalError("an observer has no seat to leave")
         if self.stage not in (DONE, STOPPED):
             try:
-                self._send(m.LEAVE, {"reason": reason[:200]})
+                self.send(m.LEAVE, {"reason": reason[:200]})
             except Violation as violation:
-                self._violation(violation)
+                self.stop_for(violation)
         return self._drain()
 
     def set_relayed_paths(self, keys: Iterable[bytes]) -> None:
@@ -444,10 +458,10 @@ class PeerSession:
             else:
                 self._corroborate(waiting, since, now)
         except Violation as violation:
-            self._violation(violation)
+            self.stop_for(violation)
         running = self.stage not in (DONE, STOPPED) and not self.is_observer
         if running and self.game_id and now - self._alive_at >= self.abandonment.interval:
-            self._send(m.WAIT, {})  # a keep-alive: its heads also ask for what is missing
+            self.send(m.WAIT, {})  # a keep-alive: its heads also ask for what is missing
         return self._drain()
 
     def _gone(self, waiting: list[bytes], since: float, now: float) -> list[bytes]:
@@ -462,7 +476,7 @@ class PeerSession:
         """Sign a statement about every seat past its deadline; stop with an uncorroborated
         ``timeout`` once a statement of this peer waited the timeout for its quorum."""
         for key in self.abandonment.due(waiting, since, now):
-            self._send(m.SILENT, self.abandonment.body(key, now))
+            self.send(m.SILENT, self.abandonment.body(key, now))
             if self.stage == STOPPED:
                 return
         # The others' deadlines may lag this peer's by up to the grace (what each was last
@@ -524,6 +538,10 @@ class PeerSession:
 
     # ------------------------------------------------------------------ machinery
 
+    def emit(self, output: v.Output) -> None:
+        """An event (or a frame to send) for the driver, returned by the current call."""
+        self._out.append(output)
+
     def _out_frame(self, frame: bytes) -> None:
         self._out.append(v.Send(frame))
 
@@ -531,7 +549,7 @@ class PeerSession:
         out, self._out = self._out, []
         return out
 
-    def _send(self, kind: str, body: dict[str, Any]) -> None:
+    def send(self, kind: str, body: dict[str, Any]) -> None:
         """Sign a message, apply it here at once (so the transcript keeps cause before
         effect), and send it."""
         assert self.identity is not None
@@ -552,7 +570,7 @@ class PeerSession:
         except Wait:  # pragma: no cover - our own messages are made when they apply
             raise LocalError(f"own {kind} message could not apply") from None
         except Violation as violation:  # a modified client convicts itself too
-            self._violation(violation)
+            self.stop_for(violation)
 
     def _accept(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if msg.type != m.WAIT:  # a wait says "still here", not "the game moved"
@@ -580,7 +598,7 @@ class PeerSession:
                 if self._act():
                     progress = True
             except Violation as violation:
-                self._violation(violation)
+                self.stop_for(violation)
 
     def _step(self, peer: Peer) -> bool:
         """Apply the next message of one sender; whether it applied."""
@@ -591,7 +609,7 @@ class PeerSession:
             # This peer's copy of the previous message goes with it: a peer that holds
             # another one under that number has both halves of the equivocation (§14.3).
             previous = peer.accepted.get(msg.seq - 1)
-            self._violation(
+            self.stop_for(
                 Violation(
                     v.PROTOCOL,
                     peer.key,
@@ -615,17 +633,18 @@ class PeerSession:
             self.last_progress, peer.heard_at = clocks
             return False
         except Violation as violation:
-            self._violation(violation)
+            self.stop_for(violation)
             return False
         except _REMOTE_FAULTS as error:
-            self._violation(Violation(v.PROTOCOL, peer.key, f"{msg.type}: {error}", (frame,)))
+            self.stop_for(Violation(v.PROTOCOL, peer.key, f"{msg.type}: {error}", (frame,)))
             return False
         except Exception as error:  # a bug here: say so, blame nobody
             raise LocalError(f"this peer failed on a {msg.type} message: {error!r}") from error
         peer.done(msg.seq)
         return True
 
-    def _violation(self, violation: Violation) -> None:
+    def stop_for(self, violation: Violation) -> None:
+        """Stop the game with a verdict naming the violation's sender (its evidence kept)."""
         seat = self.seat_of.get(violation.sender, -1)
         self._stop(
             v.Verdict(
@@ -675,7 +694,7 @@ class PeerSession:
             self._accept(me, m.parse_payload(payload), frame)
             self.transcript.append(frame)
             self._out.append(v.Send(frame))
-        self.stage = STOPPED
+        self.enter(STOPPED)
         self._out.append(v.Stopped(verdict))
 
     def outcome_losers(self, verdict: v.Verdict) -> tuple[int, ...]:
@@ -711,7 +730,7 @@ class PeerSession:
         elif what != stages.IGNORE:
             raise Violation(v.PROTOCOL, peer.key, what, (frame,))
 
-    def _begin_game(self, game_id: bytes) -> None:
+    def begin_game(self, game_id: bytes) -> None:
         """Every hello is in: the game id is known, and the frames that came before it are
         admitted now."""
         self.game_id = game_id
@@ -822,7 +841,7 @@ class PeerSession:
         clock, _ = self.abandonment.deadline(key, self.last_progress, self._now)
         moved = self._now - self.last_progress >= self.config.timeout
         if clock == CONTACT or moved:
-            self._send(m.SILENT, self.abandonment.body(key, self._now))
+            self.send(m.SILENT, self.abandonment.body(key, self._now))
 
     def _answers_suspension(self) -> bool:
         """Whether an accusation of this peer's silence, arriving now, answers the last
@@ -866,7 +885,7 @@ class PeerSession:
         peer = self.peers.get(msg.sender)
         return peer is not None and msg.seq in peer.inbox and msg.seq not in peer.accepted
 
-    def _send_claim(self) -> None:
+    def send_claim(self) -> None:
         """This peer's D3 claim for the round under way (a method of the session, so that a
         test can make a lying client by replacing it)."""
         self.play_phase.send_claim()

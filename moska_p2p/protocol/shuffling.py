@@ -52,10 +52,10 @@ class Shuffling:
             return False
         turn = self.deck.next_turn()
         if turn is None:
-            host.stage = PLAY
+            host.enter(PLAY)
             return True
         if host.stage == SHUFFLE1 and turn[0] != STAGE_PASS1:
-            host.stage = SHUFFLE2
+            host.enter(SHUFFLE2)
             self.my_pass()
             return True
         return self.my_pass()
@@ -114,10 +114,10 @@ class Shuffling:
         if self.offload:  # made off the loop (or by the pipeline): sent once it is here
             body = deck.my_pass(host.my_seat)
             if body is not None:
-                host._send(m.SHUFFLE1 if turn[0] == STAGE_PASS1 else m.SHUFFLE2, body)
+                host.send(m.SHUFFLE1 if turn[0] == STAGE_PASS1 else m.SHUFFLE2, body)
             return body is not None
         if turn[0] == STAGE_PASS1:
-            host._send(m.SHUFFLE1, deck.make_pass1(host.my_seat))
+            host.send(m.SHUFFLE1, deck.make_pass1(host.my_seat))
         else:
-            host._send(m.SHUFFLE2, deck.make_pass2(host.my_seat))
+            host.send(m.SHUFFLE2, deck.make_pass2(host.my_seat))
         return True
