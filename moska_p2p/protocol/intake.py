@@ -175,7 +175,7 @@ class Intake:
             return
         self.evidence_depth += 1
         try:
-            for evidence in msg.body["evidence"]:
+            for evidence in msg.body_as(m.VerdictBody).evidence:
                 if self.host.stage == STOPPED:
                     return
                 self.ingest(evidence)

@@ -147,7 +147,8 @@ class PlayPhase:
     def on_move(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         g = self.game
         assert g is not None
-        state = msg.body["state"].hex()
+        body = msg.body_as(m.MoveBody)
+        state = body.state.hex()
         current = g.state_hash()
         if state != current:
             if state in self.past_states:
@@ -164,12 +165,12 @@ class PlayPhase:
                 (frame,),
             )
         try:
-            move = parse_move(msg.body["move"])
+            move = parse_move(body.move)
         except ValueError as error:
             raise Violation(v.ILLEGAL_MOVE, peer.key, str(error), (frame,)) from None
         named = set(hand_cards(g, move))
         shown = []
-        for pos, key in msg.body["cards"]:
+        for pos, key in body.cards:
             card = self.reveals.shown_card(peer, seat, pos, key, frame, v.ILLEGAL_MOVE)
             if card not in named:
                 raise Violation(
@@ -199,14 +200,15 @@ class PlayPhase:
         assert g is not None
         if not g.awaiting_lowest_trump:
             raise Wait
-        rank = msg.body["rank"]
+        claim = msg.body_as(m.ClaimBody)
+        rank = claim.rank
         seat = self.host.seat_of[peer.key]
         if rank > self.claim_rank or seat in self.claims:
             raise Wait
         if rank < self.claim_rank:
             raise Violation(v.PROTOCOL, peer.key, "a claim for a past round", (frame,))
         wanted = rank * 4 + g.trump
-        card = msg.body["card"]
+        card = claim.card
         if card is None:
             # D3 "none": checked later, from what the rules show anyway (claims.py).
             held = frozenset(self.reveals.face_down(seat))
@@ -229,8 +231,9 @@ class PlayPhase:
     def on_disclose(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         seat = self.host.seat_of[peer.key]
         due = self.disclosures.get(seat)
-        pairs = dict(msg.body["keys"])
-        if due is None or set(pairs) != due or len(pairs) != len(msg.body["keys"]):
+        keys = msg.body_as(m.DiscloseBody).keys
+        pairs = dict(keys)
+        if due is None or set(pairs) != due or len(pairs) != len(keys):
             raise Violation(
                 v.PROTOCOL,
                 peer.key,
@@ -247,16 +250,17 @@ class PlayPhase:
         host = self.host
         if peer.result is not None:
             raise Violation(v.PROTOCOL, peer.key, "a second result", (frame,))
-        state = msg.body["state"].hex()
-        losers = tuple(msg.body["losers"])
+        body = msg.body_as(m.ResultBody)
+        state = body.state.hex()
+        losers = body.losers
         if state != self.final_hash or losers != self.losers:
             raise Violation(
                 v.DISAGREEMENT, peer.key, "its result differs from this peer's", (frame,)
             )
         before = host.transcript[: host.transcript.index(frame)]
-        if peer.key == host.me and msg.body["transcript"] != transcript_digest(before):
+        if peer.key == host.me and body.transcript != transcript_digest(before):
             raise Violation(v.PROTOCOL, peer.key, "its transcript hash is wrong", (frame,))
-        peer.result = (msg.body["transcript"], losers)
+        peer.result = (body.transcript, losers)
 
     # ------------------------------------------------------------------ after each step
 

@@ -66,7 +66,7 @@ class Reveals:
         host = self.host
         _, deck = self._table()
         seat = host.seat_of[peer.key]
-        pairs = [(pos, key) for pos, key in msg.body["keys"]]
+        pairs = list(msg.body_as(m.KeysBody).keys)
         if not pairs:
             raise Violation(v.PROTOCOL, peer.key, "an empty key release", (frame,))
         if any(pos >= host.size for pos, _ in pairs):

@@ -89,25 +89,25 @@ class Seating:
     def on_hello(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if msg.seq != 0 or peer.nonce:
             raise Violation(v.PROTOCOL, peer.key, "a second hello", (frame,))
-        body = msg.body
+        body = msg.body_as(m.HelloBody)
         try:
-            config = TableConfig.from_wire(body["config"])
+            config = TableConfig.from_wire(body.config)
         except (ValueError, TypeError) as error:
             raise Violation(
                 v.DISAGREEMENT, peer.key, f"bad table settings: {error}", (frame,)
             ) from None
-        if config != self.host.config or list(body["roster"]) != self.host.roster:
+        if config != self.host.config or list(body.roster) != self.host.roster:
             raise Violation(
                 v.DISAGREEMENT, peer.key, "does not agree on the table settings", (frame,)
             )
-        peer.name = body["name"]
-        peer.nonce = body["nonce"]
-        peer.seat_commit = body["seat_commit"]
+        peer.name = body.name
+        peer.nonce = body.nonce
+        peer.seat_commit = body.seat_commit
 
     def on_seat(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if peer.seat_secret:
             raise Violation(v.PROTOCOL, peer.key, "a second seat secret", (frame,))
-        secret = msg.body["secret"]
+        secret = msg.body_as(m.SeatBody).secret
         if seat_commitment(self.table, peer.key, secret) != peer.seat_commit:
             raise Violation(
                 v.PROTOCOL, peer.key, "seat secret does not match its commitment", (frame,)

@@ -743,7 +743,8 @@ class PeerSession:
 
     def _on_leave(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """Leaving before the result forfeits (after it, the stage table ignores a goodbye)."""
-        raise Violation(v.LEFT, peer.key, f"left the table: {msg.body['reason']}", (frame,))
+        reason = msg.body_as(m.LeaveBody).reason
+        raise Violation(v.LEFT, peer.key, f"left the table: {reason}", (frame,))
 
     def _on_verdict(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """Another peer stopped the game. What it proves (its evidence) is checked here as
@@ -751,31 +752,31 @@ class PeerSession:
         adopted only when this peer has itself waited for those peers for half the timeout
         (or knows it was suspended, when it is the one named); otherwise the sender stopped
         the game without proof and is named for it."""
-        body = msg.body
+        body = msg.body_as(m.VerdictBody)
         # Done on arrival already; a resumed peer may hold the evidence only now.
         self.intake.take_evidence(msg)
         if self.stage == STOPPED:
             return  # the evidence itself convicted its signer (an equivocation)
-        if any(self._pending(evidence) for evidence in body["evidence"]):
+        if any(self._pending(evidence) for evidence in body.evidence):
             raise Wait  # let the evidence apply in its own senders' order first
-        culprits = tuple(body["culprits"])
-        if body["kind"] == v.ABANDONED and len(culprits) == 1:
+        culprits = body.culprits
+        if body.kind == v.ABANDONED and len(culprits) == 1:
             # Proven by its evidence, applied here by now: every other seat's statement.
-            proof = self.abandonment.proves(culprits[0], list(body["evidence"]))
+            proof = self.abandonment.proves(culprits[0], list(body.evidence))
             if proof is not None:
                 self._stop(
                     v.Verdict(
                         v.ABANDONED,
                         (self.seat_of.get(culprits[0], -1),),
                         culprits,
-                        body["reason"],
+                        body.reason,
                         proof,
                     )
                 )
                 return
         # A departure is proven by its signed leave (evidence, handled above); only silence,
         # which nothing can prove, is taken on another peer's word, and only as below.
-        silent = body["kind"] == v.TIMEOUT and culprits
+        silent = body.kind == v.TIMEOUT and culprits
         if self.is_observer and self.owner_word is not None:
             seen_silent = self.owner_word
         elif self.me in culprits:
@@ -791,16 +792,16 @@ class PeerSession:
         if silent and seen_silent:
             self._stop(
                 v.Verdict(
-                    body["kind"],
+                    body.kind,
                     tuple(self.seat_of.get(k, -1) for k in culprits),
                     culprits,
-                    f"{body['reason']} (seen by {self.peers[peer.key].name or 'a peer'})",
+                    f"{body.reason} (seen by {self.peers[peer.key].name or 'a peer'})",
                     (frame,),
                 )
             )
             return
         raise Violation(
-            v.LEFT, peer.key, f"stopped the game without proof: {body['reason']}", (frame,)
+            v.LEFT, peer.key, f"stopped the game without proof: {body.reason}", (frame,)
         )
 
     def _sees_silence(self, key: bytes) -> bool:
@@ -827,7 +828,8 @@ class PeerSession:
         not hear that seat either, it corroborates at once instead of waiting for its own
         deadline (the peers' contact clocks differ by what each was last relayed)."""
         self.abandonment.on_silent(peer, msg, frame)
-        key, point = msg.body["culprit"], msg.body["point"]
+        statement = msg.body_as(m.SilentBody)
+        key, point = statement.culprit, statement.point
         if (
             self.is_observer
             or peer.key == self.me

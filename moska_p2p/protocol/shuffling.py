@@ -87,7 +87,7 @@ class Shuffling:
         if turn is None or turn[1] != seat:
             raise Violation(v.PROTOCOL, peer.key, "a shuffle pass out of its turn", (frame,))
         try:
-            body = dict(msg.body)
+            body = m.to_wire(msg.body)  # the deck phase reads a pass as its wire map
             verified = False
             if self.offload:  # checked off the loop: wait for the job, then accept
                 verified = deck.check(

@@ -80,7 +80,7 @@ def _own(session: PeerSession, kind: str) -> dict[str, object]:
     for frame in session.transcript:
         msg = _msg(frame)
         if msg.sender == session.me and msg.type == kind:
-            return dict(msg.body)
+            return m.to_wire(msg.body)
     raise AssertionError(f"no {kind} sent")
 
 

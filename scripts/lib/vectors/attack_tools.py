@@ -41,7 +41,7 @@ def rewrite_first(table: Table, kind: str, change: Callable[[dict[str, Any]], No
         if target == CHEAT:
             return []
         if msg.hash not in forged:
-            body = dict(msg.body)
+            body = m.to_wire(msg.body)
             if msg.type == kind and not state["done"]:
                 change(body)
                 state["done"] = True

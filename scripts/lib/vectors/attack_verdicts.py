@@ -34,7 +34,7 @@ def verdict_cases() -> list[dict[str, Any]]:
     t.start()
     cheat = t.peers[CHEAT]
     hello = message(cheat.peers[cheat.me].accepted[0][1])
-    other = dict(hello.body, name="another name")
+    other = dict(m.to_wire(hello.body), name="another name")
     t.deliver(HONEST, cheat.craft(m.HELLO, other, seq=0, prev=m.NO_PREVIOUS))
     t.settle()
     cases.append(
@@ -252,7 +252,7 @@ def verdict_cases() -> list[dict[str, Any]]:
     t.start()
     t.settle()
     cheat = t.peers[CHEAT]
-    body = dict(message(cheat.peers[cheat.me].accepted[0][1]).body)
+    body = m.to_wire(message(cheat.peers[cheat.me].accepted[0][1]).body)
     body["config"] = dict(body["config"], timeout=31.0)
     t.deliver(HONEST, cheat.craft(m.HELLO, body, seq=0, prev=m.NO_PREVIOUS))
     cases.append(
