@@ -12,10 +12,11 @@ its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import messages as m
 from . import verdict as v
 from .ordering import SenderLog
 
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
     from ..engine import Game
     from .config import TableConfig
     from .deck_phase import DeckPhase
+
+
+Handler = Callable[["Peer", m.Message, bytes], None]
+"""What applies one message (its sender, the message, its signed frame), or raises
+:class:`Wait` or :class:`Violation`."""
 
 
 class Wait(Exception):
@@ -135,3 +141,6 @@ class Phase(Protocol):
 
     def waiting_on(self) -> list[bytes]:
         """The peers whose messages the current stage waits for."""
+
+    def handlers(self) -> dict[str, Handler]:
+        """The message kinds the phase takes, each with its handler (``on_<kind>``)."""

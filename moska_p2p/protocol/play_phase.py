@@ -27,7 +27,7 @@ from ..engine.moves import ATTACK, BEG, EXCHANGE, KILL, SELF, TRANSFER, TRANSFER
 from . import messages as m
 from . import verdict as v
 from .claims import ClaimBook, Denial
-from .phase import Host, Peer, Violation, Wait
+from .phase import Handler, Host, Peer, Violation, Wait
 from .reveals import Reveals
 from .stages import DISCLOSE, DONE, PLAY, RESULT
 
@@ -139,6 +139,15 @@ class PlayPhase:
 
     # The stage table (stages.py) hands each kind over in its own stage only: keys, moves
     # and claims in play, a disclosure in disclose, a result in result.
+
+    def handlers(self) -> dict[str, Handler]:
+        return {
+            m.KEYS: self.on_keys,
+            m.MOVE: self.on_move,
+            m.CLAIM: self.on_claim,
+            m.DISCLOSE: self.on_disclose,
+            m.RESULT: self.on_result,
+        }
 
     def on_keys(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         self.reveals.take_keys(peer, msg, frame)

@@ -17,7 +17,7 @@ import struct
 from . import messages as m
 from . import verdict as v
 from .config import TableConfig, game_id
-from .phase import Host, Peer, Violation
+from .phase import Handler, Host, Peer, Violation
 from .stages import HELLO, SEAT, SHUFFLE1
 
 
@@ -78,6 +78,9 @@ class Seating:
             host.enter(SHUFFLE1)
             return True
         return False
+
+    def handlers(self) -> dict[str, Handler]:
+        return {m.HELLO: self.on_hello, m.SEAT: self.on_seat}
 
     def waiting_on(self) -> list[bytes]:
         """Whose hello or seat secret is missing, in roster order."""

@@ -52,7 +52,7 @@ from .frames import FrameError, encode_frame, open_frame
 from .heads import Heads
 from .intake import LIMBO_FRAMES, Intake
 from .ordering import WINDOW
-from .phase import Peer, Phase, Violation, Wait
+from .phase import Handler, Peer, Phase, Violation, Wait
 from .play_phase import PlayPhase, transcript_digest
 from .play_phase import hand_cards as _hand_cards  # noqa: F401 - the attack tests' import
 from .seating import Seating
@@ -153,21 +153,14 @@ class PeerSession:
             stages.SHUFFLING: self.shuffling,
             stages.PLAYING: play,
         }
-        self._handlers: dict[str, Callable[[Peer, m.Message, bytes], None]] = {
-            m.HELLO: self.seating.on_hello,
-            m.SEAT: self.seating.on_seat,
-            m.SHUFFLE1: self.shuffling.on_shuffle1,
-            m.SHUFFLE2: self.shuffling.on_shuffle2,
-            m.KEYS: play.on_keys,
-            m.MOVE: play.on_move,
-            m.CLAIM: play.on_claim,
-            m.DISCLOSE: play.on_disclose,
-            m.RESULT: play.on_result,
+        self._handlers: dict[str, Handler] = {
             m.WAIT: self._on_wait,
             m.LEAVE: self._on_leave,
             m.VERDICT: self._on_verdict,
             m.SILENT: self._on_silent,
         }
+        for phase in self._phases.values():
+            self._handlers |= phase.handlers()
 
     # ------------------------------------------------------------------ public API
 

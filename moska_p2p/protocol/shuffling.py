@@ -15,7 +15,7 @@ from ..crypto import deck as mp
 from . import messages as m
 from . import verdict as v
 from .deck_phase import STAGE_PASS1, STAGE_PASS2, DeckPhase
-from .phase import Host, Peer, Violation, Wait
+from .phase import Handler, Host, Peer, Violation, Wait
 from .stages import PLAY, SHUFFLE1, SHUFFLE2
 
 
@@ -68,6 +68,9 @@ class Shuffling:
         if deck is None or turn is None or deck.busy:
             return []
         return [self.host.seats[turn[1]]]
+
+    def handlers(self) -> dict[str, Handler]:
+        return {m.SHUFFLE1: self.on_shuffle1, m.SHUFFLE2: self.on_shuffle2}
 
     def on_shuffle1(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         self._step(peer, SHUFFLE1, msg, frame)

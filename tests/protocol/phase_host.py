@@ -24,12 +24,10 @@ from moska_p2p.protocol import verdict as v
 from moska_p2p.protocol.config import TableConfig, table_id
 from moska_p2p.protocol.deck_phase import DeckPhase
 from moska_p2p.protocol.frames import encode_frame, open_frame
-from moska_p2p.protocol.phase import Peer, Phase, Wait
+from moska_p2p.protocol.phase import Handler, Peer, Phase, Wait
 from moska_p2p.protocol.play_phase import PlayPhase
 from moska_p2p.protocol.seating import Seating
 from moska_p2p.protocol.shuffling import Shuffling
-
-Handler = Callable[[Peer, m.Message, bytes], None]
 
 
 def identities(n: int) -> list[Identity]:
@@ -98,18 +96,9 @@ class FakeHost:
             stages.SHUFFLING: self.shuffling,
             stages.PLAYING: self.play_phase,
         }
-        play = self.play_phase
-        self.handlers: dict[str, Handler] = {
-            m.HELLO: self.seating.on_hello,
-            m.SEAT: self.seating.on_seat,
-            m.SHUFFLE1: self.shuffling.on_shuffle1,
-            m.SHUFFLE2: self.shuffling.on_shuffle2,
-            m.KEYS: play.on_keys,
-            m.MOVE: play.on_move,
-            m.CLAIM: play.on_claim,
-            m.DISCLOSE: play.on_disclose,
-            m.RESULT: play.on_result,
-        }
+        self.handlers: dict[str, Handler] = {}
+        for phase in self.phases.values():
+            self.handlers |= phase.handlers()
 
     # -- phase.Host
 
