@@ -54,10 +54,7 @@ from .intake import LIMBO_FRAMES, Intake
 from .ordering import WINDOW
 from .phase import Handler, Peer, Phase, Violation, Wait
 from .play_phase import PlayPhase, transcript_digest
-from .play_phase import hand_cards as _hand_cards  # noqa: F401 - the attack tests' import
 from .seating import Seating
-from .seating import length_prefixed_hash as _hash  # noqa: F401 - the vector scripts' import
-from .seating import seat_commitment as _seat_commitment  # noqa: F401 - the same
 from .shuffling import Shuffling
 from .stages import DISCLOSE, DONE, HELLO, PLAY, RESULT, SEAT, SHUFFLE1, SHUFFLE2, STAGES, STOPPED
 

@@ -48,7 +48,8 @@ from moska_p2p.protocol import verdict as v
 from moska_p2p.protocol.config import TableConfig
 from moska_p2p.protocol.deck_phase import STAGE_PASS1, STAGE_PASS2
 from moska_p2p.protocol.frames import open_frame
-from moska_p2p.protocol.session import DONE, STOPPED, PeerSession, _hand_cards
+from moska_p2p.protocol.play_phase import hand_cards
+from moska_p2p.protocol.session import DONE, STOPPED, PeerSession
 from moska_p2p.protocol.simulate import Network, make_peers
 from moska_p2p.protocol.transcript import verify_transcript, write_transcript
 
@@ -225,7 +226,7 @@ class Adversary:
         seat = session.my_seat
         cards = [
             [g.pos_of[card], session.deck.my_key(g.pos_of[card])]
-            for card in _hand_cards(g, other)
+            for card in hand_cards(g, other)
             if not g.shown[seat] >> card & 1
         ]
         self.alternative_move = {

@@ -9,9 +9,7 @@ from typing import Any
 from moska_p2p.crypto import group as grp
 from moska_p2p.protocol import messages as m
 from moska_p2p.protocol import verdict as v
-from moska_p2p.protocol.session import (
-    _hand_cards,
-)
+from moska_p2p.protocol.play_phase import hand_cards
 from scripts.lib.vectors.attack_tools import (
     ATTACK_SEED,
     CHEAT,
@@ -60,7 +58,7 @@ def verdict_cases() -> list[dict[str, Any]]:
     for mv in moves:
         cards = [
             [g.pos_of[c], cheat.deck.my_key(g.pos_of[c])]
-            for c in _hand_cards(g, mv)
+            for c in hand_cards(g, mv)
             if not g.shown[cheat.my_seat] >> c & 1
         ]
         frames.append(cheat.craft(m.MOVE, {"move": str(mv), "state": state, "cards": cards}))
