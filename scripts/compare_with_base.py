@@ -191,11 +191,17 @@ def play(index: int, full: bool) -> dict[str, Any]:
     peers = []
     for session in result.sessions:
         verdict = session.verdict
-        stage = session.stage
+        stage = session.stage  # an index of STAGES, STOPPED one past them (or an enum)
+        if isinstance(stage, int) and 0 <= stage < len(STAGES):
+            stage_name = STAGES[stage]
+        elif isinstance(stage, int) and stage == len(STAGES):
+            stage_name = "stopped"
+        else:
+            stage_name = str(getattr(stage, "name", stage)).lower()
         peers.append(
             {
                 "seat": session.my_seat,
-                "stage": STAGES[stage] if 0 <= stage < len(STAGES) else f"stopped ({stage})",
+                "stage": stage_name,
                 "final_hash": session.final_hash,
                 "losers": list(session.losers),
                 "moves": [list(m) for m in session.moves],

@@ -1,5 +1,49 @@
-"""The arena: bots against bots on the engine alone, fast, with statistics."""
+"""The arena: bots against bots on the engine alone, fast, with statistics (:mod:`.arena`:
+duplicate deals, jobs, reproducible runs; :mod:`.stats` loss rates, intervals, ratings;
+:mod:`.ratings` a leaderboard across runs; :mod:`.plot` its chart; :mod:`.p2p` every game
+through the protocol; :mod:`.cluster` the games on a Dask cluster).
+
+``__all__`` is what the command line uses, and the game loop the arena runs
+(:func:`~moska_p2p.table.local.play_game`, with its record), which the package has always
+offered. The arena's own names are imported from their module on first use, not with the
+package: a loss rate's interval (:mod:`.stats`) should not load the protocol that
+:mod:`.p2p` plays.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
 
 from ..table.local import GameRecord, play_game
 
-__all__ = ["GameRecord", "play_game"]
+__all__ = [
+    "ArenaError",
+    "ArenaFailed",
+    "ArenaResult",
+    "GameRecord",
+    "PlotError",
+    "RatingsError",
+    "check_replay",
+    "play_game",
+    "replay_files",
+    "run_arena",
+    "wilson_interval",
+]
+
+# fmt: off
+_NAMES_OF = {  # module -> its names of the surface, imported on first use
+    ".arena": ("ArenaError", "ArenaFailed", "ArenaResult", "check_replay", "replay_files",
+               "run_arena"),
+    ".plot": ("PlotError",),
+    ".ratings": ("RatingsError",),
+    ".stats": ("wilson_interval",),
+}
+# fmt: on
+_MODULE_OF = {name: module for module, names in _NAMES_OF.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULE_OF:
+        return getattr(import_module(_MODULE_OF[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,4 +8,46 @@
   (``moska simulate``, the protocol's test harness);
 * :mod:`.networked` — this peer's seat at a table on the network: a bot or a person plays
   through the node's :class:`~moska_p2p.net.port.GamePort`.
+
+``__all__`` is what the other packages use. Each name is imported from its module on first
+use, not with the package: :mod:`.networked` brings trio and the whole network layer, which
+the arena and ``moska play`` (:mod:`.local`) never need.
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "WAIT_EVERY",
+    "BotAtTable",
+    "Forfeit",
+    "GameRecord",
+    "LeaveTable",
+    "PersonAtTable",
+    "Referee",
+    "TamperFactory",
+    "is_trusted",
+    "play_game",
+    "play_peer_game",
+    "run_game",
+    "watched_wait",
+]
+
+# fmt: off
+_NAMES_OF = {  # module -> its names of the surface, imported on first use
+    ".local": ("GameRecord", "play_game"),
+    ".networked": ("BotAtTable", "PersonAtTable", "WAIT_EVERY", "watched_wait"),
+    ".seat": ("DEFAULT_BUDGET", "Forfeit", "LeaveTable", "Referee", "is_trusted"),
+    ".simulate": ("TamperFactory", "play_peer_game", "run_game"),
+}
+# fmt: on
+_MODULE_OF = {name: module for module, names in _NAMES_OF.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULE_OF:
+        return getattr(import_module(_MODULE_OF[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
