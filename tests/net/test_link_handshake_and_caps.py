@@ -431,10 +431,10 @@ async def test_a_frame_over_the_pre_auth_cap_closes_the_connection_at_once(
             await fs.receive_net(HI)
             await stream.send_all(length.to_bytes(4, "big") + bytes(1000))
             closed_at = trio.current_time()
-            with trio.fail_after(2):
+            with trio.fail_after(5):  # well short of the 10 s, with room for a busy machine
                 with suppress(trio.BrokenResourceError):
                     assert await fs.receive() is None
-            assert trio.current_time() - closed_at < 2
+            assert trio.current_time() - closed_at < 5
             await stream.aclose()
             nursery.cancel_scope.cancel()
 
