@@ -12,9 +12,7 @@ package: a loss rate's interval (:mod:`.stats`) should not load the protocol tha
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
-
+from ..exports import LazyExports
 from ..table.local import GameRecord, play_game
 
 __all__ = [
@@ -32,18 +30,11 @@ __all__ = [
 ]
 
 # fmt: off
-_NAMES_OF = {  # module -> its names of the surface, imported on first use
+__getattr__ = LazyExports(__name__, {  # module: its names, imported on first use
     ".arena": ("ArenaError", "ArenaFailed", "ArenaResult", "check_replay", "replay_files",
                "run_arena"),
     ".plot": ("PlotError",),
     ".ratings": ("RatingsError",),
     ".stats": ("wilson_interval",),
-}
+})
 # fmt: on
-_MODULE_OF = {name: module for module, names in _NAMES_OF.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MODULE_OF:
-        return getattr(import_module(_MODULE_OF[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,8 +13,7 @@ that.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from ..exports import LazyExports
 
 __all__ = [
     "PUBLIC_KEY_SIZE",
@@ -43,7 +42,7 @@ __all__ = [
 ]
 
 # fmt: off
-_NAMES_OF = {  # module -> its names of the surface, imported on first use
+__getattr__ = LazyExports(__name__, {  # module: its names, imported on first use
     ".identity": ("Identity", "IdentityError", "PUBLIC_KEY_SIZE", "SIGNATURE_SIZE",
                   "check_key_directory", "default_identity_path", "fingerprint_of",
                   "is_acceptable_public_key", "load_or_create", "parse_fingerprint", "verify",
@@ -51,12 +50,5 @@ _NAMES_OF = {  # module -> its names of the surface, imported on first use
     ".deck": ("DeckError", "DeckSecrets", "card_points", "check_key", "deck_context", "pass1",
               "pass2", "unmask", "verify_pass1", "verify_pass2"),
     ".msm": ("describe",),
-}
+})
 # fmt: on
-_MODULE_OF = {name: module for module, names in _NAMES_OF.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MODULE_OF:
-        return getattr(import_module(_MODULE_OF[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,9 +15,7 @@ of frames or settings does not load the session, the deck and its libsodium.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
-
+from ..exports import LazyExports
 from .frames import (
     BEACON,
     GAME_KINDS,
@@ -120,7 +118,7 @@ __all__ = [
 ]
 
 # fmt: off
-_NAMES_OF = {  # module -> its names of the surface, imported on first use
+__getattr__ = LazyExports(__name__, {  # module: its names, imported on first use
     ".abandonment": ("CONTACT",),
     ".config": ("ConfigError", "MAX_GAMES", "PROTOCOL_VERSION", "TableConfig", "lobby_id",
                 "session_id", "table_id"),
@@ -138,12 +136,5 @@ _NAMES_OF = {  # module -> its names of the surface, imported on first use
                     "write_transcript"),
     ".verdict": ("LEFT", "Finished", "Moved", "Output", "Rejected", "Seated", "Send",
                  "Stopped", "Verdict", "relayed_note"),
-}
+})
 # fmt: on
-_MODULE_OF = {name: module for module, names in _NAMES_OF.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MODULE_OF:
-        return getattr(import_module(_MODULE_OF[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,8 +16,7 @@ the arena and ``moska play`` (:mod:`.local`) never need.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from ..exports import LazyExports
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -37,17 +36,10 @@ __all__ = [
 ]
 
 # fmt: off
-_NAMES_OF = {  # module -> its names of the surface, imported on first use
+__getattr__ = LazyExports(__name__, {  # module: its names, imported on first use
     ".local": ("GameRecord", "play_game"),
     ".networked": ("BotAtTable", "PersonAtTable", "WAIT_EVERY", "watched_wait"),
     ".seat": ("DEFAULT_BUDGET", "Forfeit", "LeaveTable", "Referee", "is_trusted"),
     ".simulate": ("TamperFactory", "play_peer_game", "run_game"),
-}
+})
 # fmt: on
-_MODULE_OF = {name: module for module, names in _NAMES_OF.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MODULE_OF:
-        return getattr(import_module(_MODULE_OF[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

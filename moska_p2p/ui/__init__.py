@@ -13,8 +13,7 @@ or a record export never needs.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from ..exports import LazyExports
 
 __all__ = [
     "RECORD_NAME",
@@ -35,7 +34,7 @@ __all__ = [
 ]
 
 # fmt: off
-_NAMES_OF = {  # module -> its names of the surface, imported on first use
+__getattr__ = LazyExports(__name__, {  # module: its names, imported on first use
     ".local": ("LocalTable", "bot_specs", "play_session", "seat_names"),
     ".player_record": ("PlayerRecord", "RECORD_NAME"),
     ".render": ("color_wanted", "symbols_wanted"),
@@ -43,12 +42,5 @@ _NAMES_OF = {  # module -> its names of the surface, imported on first use
     ".spectate": ("SpectatorScreen",),
     ".terminal": ("TerminalPlayer",),
     ".watch": ("watch_game",),
-}
+})
 # fmt: on
-_MODULE_OF = {name: module for module, names in _NAMES_OF.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MODULE_OF:
-        return getattr(import_module(_MODULE_OF[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
