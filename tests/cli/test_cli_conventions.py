@@ -96,6 +96,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 def _main(monkeypatch: pytest.MonkeyPatch, *args: str) -> Ran:
     monkeypatch.setattr(sys, "argv", ["moska", *args])
+    # click names the program "python -m pytest.moska" under ``python -m pytest`` (from the
+    # package of __main__): the program is "moska" however the tests are started.
+    monkeypatch.setattr(sys.modules["__main__"], "__package__", None, raising=False)
     out, err = io.StringIO(), io.StringIO()
     code: int = EXIT_OK
     with redirect_stdout(out), redirect_stderr(err):
