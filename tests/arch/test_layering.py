@@ -39,7 +39,7 @@ ALLOWED: dict[str, set[str]] = {
     "table": {"cards", "engine", "crypto", "protocol", "bots", "net"},
     "arena": {"cards", "engine", "bots", "table"},
     "ui": {"cards", "rules_text", "engine", "crypto", "protocol", "bots", "table", "arena",
-           "i18n"},
+           "tournament", "i18n"},
     "cli": {"cards", "rules_text", "engine", "crypto", "protocol", "bots", "net", "table",
             "arena", "ui", "i18n"},
     "__main__": {"cli"},
