@@ -1,9 +1,12 @@
 """A club tournament with no referee (the MM-kisat of seed 003, a club evening): the event's
 settings and entry list, a draw nobody can stack, the seating of each round, and standings
-anyone can recompute from the tables' signed session results.
+anyone can recompute from the tables' signed session results; the event's report and the
+state of its standings board (:mod:`.report`), and its games as rankings for the club's
+ratings (:mod:`.leaderboard`).
 
 Sans-IO like :mod:`moska_p2p.protocol`: statements in, statements and facts out; the caller
-moves the bytes and keeps the files. ``docs/TOURNAMENT.md`` is the guide.
+moves the bytes and keeps the files. ``docs/TOURNAMENT.md`` is the guide. ``__all__`` is what
+the other packages use.
 """
 
 from .draw import CommitSet, Draw, commit, commit_set, commitment, draw, reveal
@@ -17,23 +20,30 @@ from .entry import (
     missing_acknowledgements,
     read_entry,
 )
+from .leaderboard import RankedGame
 from .pairing import meetings, repeats, seat_tables, table_sizes
+from .report import DONE, NO_RESULT, BoardState, TableStatus, ranks, tied_by_lot
 from .signed import Statement, read, sign
 from .spec import EventSpec, TournamentError, event_id
 from .standings import RoundResult, Row, TableResult, best, digest, standings
 
 __all__ = [
     "BOT",
+    "DONE",
+    "NO_RESULT",
     "PERSON",
+    "BoardState",
     "CommitSet",
     "Draw",
     "Entrant",
     "EntryList",
     "EventSpec",
+    "RankedGame",
     "RoundResult",
     "Row",
     "Statement",
     "TableResult",
+    "TableStatus",
     "TournamentError",
     "acknowledge",
     "best",
@@ -46,6 +56,7 @@ __all__ = [
     "event_id",
     "meetings",
     "missing_acknowledgements",
+    "ranks",
     "read",
     "read_entry",
     "repeats",
@@ -54,4 +65,5 @@ __all__ = [
     "sign",
     "standings",
     "table_sizes",
+    "tied_by_lot",
 ]
