@@ -197,8 +197,8 @@ def evaluate(net: PolicyNet, x: np.ndarray, t: np.ndarray, group: np.ndarray) ->
 def make_parser() -> argparse.ArgumentParser:
     """The options; their defaults are the shipped file's."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=240, help="self-play games")
-    parser.add_argument("--iterations", type=int, default=200, help="search iterations a move")
+    parser.add_argument("--games", type=int, default=120, help="self-play games")
+    parser.add_argument("--iterations", type=int, default=150, help="search iterations a move")
     parser.add_argument("--presets", default="moska,durak")
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--hidden", default="32,16", help="hidden layer sizes")

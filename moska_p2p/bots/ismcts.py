@@ -66,7 +66,7 @@ from pathlib import Path
 from time import perf_counter
 
 from moska_p2p.bots.api import BaseBot
-from moska_p2p.bots.beliefs import Beliefs
+from moska_p2p.bots.beliefs import DEFAULT_STRENGTH, Beliefs
 from moska_p2p.bots.inference import WeightedDealer
 from moska_p2p.bots.network import ValueNet, default_network, load_network, position_features
 from moska_p2p.bots.policy import PolicyNet, default_policy, load_policy, move_rows
@@ -311,6 +311,8 @@ class IsmctsBot(BaseBot):
         weights: with ``value="net"``, a weight file other than the shipped one.
         beliefs: 1 deals the determinizations from :mod:`moska_p2p.bots.beliefs` (the
             inference's evidence, the laying moves' too, sharpened); 0 (the default) does not.
+        belief_strength: with ``beliefs=1``, the power the beliefs' weights are raised to
+            (1: the evidence's own factors; more: trusted more).
         prior: 1 takes the move priors (the order in which a node's moves are first tried
             and the progressive bias) from the policy network (:mod:`moska_p2p.bots.policy`)
             instead of the heuristic's ranking; 0 (the default) does not.
@@ -336,6 +338,7 @@ class IsmctsBot(BaseBot):
         depth: int = 8,
         weights: str | None = None,
         beliefs: int | str | bool = 0,
+        belief_strength: float = DEFAULT_STRENGTH,
         prior: int | str | bool = 0,
         prior_weights: str | None = None,
         puct: float = 0.0,
@@ -355,6 +358,9 @@ class IsmctsBot(BaseBot):
         if depth < 0:
             raise ValueError(f"depth must be at least 0, not {depth}")
         self.beliefs = _switch("beliefs", beliefs)
+        if belief_strength <= 0:
+            raise ValueError(f"belief_strength must be positive, not {belief_strength}")
+        self.belief_strength = float(belief_strength)
         self.policy: PolicyNet | None = None
         if _switch("prior", prior):
             self.policy = (
@@ -446,7 +452,7 @@ class IsmctsBot(BaseBot):
         bias = self.bias
         # The history is read once per decision; each iteration then deals from the weights.
         if self.beliefs:
-            deal = Beliefs(view).determinize
+            deal = Beliefs(view, self.belief_strength).determinize
         elif self.infer:
             deal = WeightedDealer(view).determinize
         else:

@@ -171,3 +171,6 @@ def test_the_option_is_parsed_and_checked() -> None:
     assert not IsmctsBot(beliefs="off").beliefs
     with pytest.raises(ValueError, match="beliefs must be 1 or 0"):
         IsmctsBot(beliefs=2)
+    assert IsmctsBot(beliefs=1, belief_strength=1).belief_strength == 1.0
+    with pytest.raises(ValueError, match="belief_strength must be positive"):
+        IsmctsBot(beliefs=1, belief_strength=0)
