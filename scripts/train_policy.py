@@ -26,6 +26,7 @@ os.environ["MKL_NUM_THREADS"] = "1"
 
 import argparse
 import itertools
+import json
 import random
 import sys
 import time
@@ -207,7 +208,26 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--decay", type=float, default=1e-4, help="AdamW's weight decay")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=DEFAULT_POLICY)
+    parser.add_argument(
+        "--data", type=Path, help="keep the self-play here and reuse it while its arguments match"
+    )
     return parser
+
+
+def self_play(args: argparse.Namespace, presets: list[str]) -> Data:
+    """The self-play of ``args``, from ``args.data`` when it holds that very self-play (the
+    training's options can then be tried without playing again)."""
+    key = json.dumps([args.games, args.seed, args.iterations, presets, args.players])
+    if args.data is not None and args.data.is_file():
+        with np.load(args.data, allow_pickle=False) as stored:
+            if str(stored["key"]) == key:
+                print(f"  self-play read from {args.data}", flush=True)
+                return (stored["x"], stored["t"], stored["group"], stored["game_of"])
+    data = play_games(args.games, args.seed, args.iterations, presets, args.players)
+    if args.data is not None:
+        x, t, group, game_of = data
+        np.savez(args.data, key=np.asarray(key), x=x, t=t, group=group, game_of=game_of)
+    return data
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,8 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     presets = args.presets.split(",")
     print(f"self-play: {args.games} games of {', '.join(presets)}", flush=True)
-    x, t, group, game_of = play_games(args.games, args.seed, args.iterations, presets,
-                                      args.players)  # fmt: skip
+    x, t, group, game_of = self_play(args, presets)
     played = time.perf_counter() - began
     print(f"  {len(game_of)} decisions, {len(x)} moves in {played:.0f} s", flush=True)
     held = (game_of % 10 == 9)[group]
@@ -227,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     print("  " + ", ".join(f"{k} {v}" for k, v in figures.items()))
     net.meta["training"] = {
         "script": "scripts/train_policy.py",
-        "arguments": {k: v for k, v in vars(args).items() if k != "out"},
+        "arguments": {k: v for k, v in vars(args).items() if k not in ("out", "data")},
         "decisions": len(np.unique(group[~held])),
         "validation_decisions": len(np.unique(group[held])),
         **figures,

@@ -269,7 +269,7 @@ def policy_move(game: Game, moves: Sequence[Move]) -> Move:
 class _Node:
     """A tree node: the move that led here, who made it, and its statistics."""
 
-    __slots__ = ("avail", "bias", "children", "seat", "visits", "wins")
+    __slots__ = ("avail", "bias", "children", "priors", "seat", "visits", "wins")
 
     def __init__(self, seat: int, bias: float) -> None:
         self.seat = seat  # the seat that made the move leading to this node
@@ -278,6 +278,7 @@ class _Node:
         self.wins = 0.0
         self.avail = 0
         self.children: dict[Move, _Node] = {}
+        self.priors: dict[Move, float] | None = None  # the policy's, once asked here
 
 
 class IsmctsBot(BaseBot):
@@ -313,9 +314,11 @@ class IsmctsBot(BaseBot):
             inference's evidence, the laying moves' too, sharpened); 0 (the default) does not.
         belief_strength: with ``beliefs=1``, the power the beliefs' weights are raised to
             (1: the evidence's own factors; more: trusted more).
-        prior: 1 takes the move priors (the order in which a node's moves are first tried
+        prior: 1 takes the root's move priors (the order in which its moves are first tried
             and the progressive bias) from the policy network (:mod:`moska_p2p.bots.policy`)
-            instead of the heuristic's ranking; 0 (the default) does not.
+            instead of the heuristic's ranking, asked once a decision; 2 takes every node's
+            from it (asked again wherever a node meets moves it has not met, about half the
+            iterations per second); 0 (the default) never asks it.
         prior_weights: with ``prior=1``, a policy weight file other than the shipped one.
         puct: with ``prior=1`` and ``puct`` above 0, the prior's term is PUCT's
             ``puct * prior * sqrt(available) / (visits + 1)`` instead of the progressive bias.
@@ -339,7 +342,7 @@ class IsmctsBot(BaseBot):
         weights: str | None = None,
         beliefs: int | str | bool = 0,
         belief_strength: float = DEFAULT_STRENGTH,
-        prior: int | str | bool = 0,
+        prior: int | str = 0,
         prior_weights: str | None = None,
         puct: float = 0.0,
     ) -> None:
@@ -362,7 +365,10 @@ class IsmctsBot(BaseBot):
             raise ValueError(f"belief_strength must be positive, not {belief_strength}")
         self.belief_strength = float(belief_strength)
         self.policy: PolicyNet | None = None
-        if _switch("prior", prior):
+        if prior not in (0, 1, 2, "0", "1", "2", False, True):
+            raise ValueError(f'prior must be 0, 1 (the root) or 2 (every node), not "{prior}"')
+        self.prior_everywhere = prior in (2, "2")
+        if prior not in (0, "0", False):
             self.policy = (
                 default_policy() if prior_weights is None else load_policy(Path(prior_weights))
             )
@@ -500,15 +506,21 @@ class IsmctsBot(BaseBot):
                         )
                         if value > best_value:
                             best, best_move, best_value = child, move, value
-                if untried is not None and policy is not None:
+                if untried is not None and policy is not None and (
+                    node is root or self.prior_everywhere
+                ):
                     # The network's likeliest untried move is tried first, with its prior.
-                    priors = self._policy_priors(policy, game, cands)
+                    # A node's priors are asked once (its moves barely change from one
+                    # determinization to the next), again only for a move not seen there.
+                    known = node.priors
+                    if known is None or any(m not in known for m, _, _ in cands):
+                        known = dict(zip(
+                            [m for m, _, _ in cands], self._policy_priors(policy, game, cands),
+                            strict=True,
+                        ))  # fmt: skip
+                        node.priors = known
                     untried = max(
-                        (
-                            (m, priors[i])
-                            for i, (m, _, _) in enumerate(cands)
-                            if m not in children
-                        ),
+                        ((m, known[m]) for m, _, _ in cands if m not in children),
                         key=lambda item: item[1],
                     )
                 if untried is not None:

@@ -139,17 +139,20 @@ def test_the_search_takes_its_priors_from_the_network_behind_its_option(
     monkeypatch.setattr(policy_module.PolicyNet, "priors", counting)
     IsmctsBot(seed=1, iterations=30).choose(g.view(seat), legal)
     assert not calls
-    spec = {"seed": 1, "iterations": 30, "prior": 1, "prior_weights": str(tmp_path / "p.npz")}
+    spec = {"seed": 1, "iterations": 30, "prior": 2, "prior_weights": str(tmp_path / "p.npz")}
     first = IsmctsBot(**spec).choose(g.view(seat), legal)
-    assert 0 < len(calls) <= 30  # at most once an iteration: where a node grows
+    assert 1 < len(calls) <= 30  # at most once an iteration: where a node grows
     assert IsmctsBot(**spec).choose(g.view(seat), legal) == first
+    calls.clear()
+    IsmctsBot(**(spec | {"prior": 1})).choose(g.view(seat), legal)
+    assert len(calls) == 1  # the root's moves, once a decision
     bot = IsmctsBot(**spec, puct=1.5)
     assert bot.choose(g.view(seat), legal) in legal
     assert sum(bot.last_visits.values()) == 30
 
 
 def test_the_options_are_checked(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="prior must be 1 or 0"):
+    with pytest.raises(ValueError, match="prior must be 0, 1"):
         IsmctsBot(prior="yes")
     with pytest.raises(ValueError, match="puct"):
         IsmctsBot(puct=-1.0)
