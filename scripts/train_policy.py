@@ -25,7 +25,6 @@ os.environ["OMP_NUM_THREADS"] = "1"
 os.environ["MKL_NUM_THREADS"] = "1"
 
 import argparse
-import itertools
 import json
 import random
 import sys
@@ -40,6 +39,7 @@ import numpy as np
 from moska_p2p.bots.ismcts import IsmctsBot
 from moska_p2p.bots.policy import DEFAULT_POLICY, FEATURES, PolicyNet, move_rows, save_policy
 from moska_p2p.engine import new_game
+from scripts.lib.training import Adam, backward, forward, initial_params
 
 MAX_MOVES = 2000  # a game longer than this (a bot cycle) is dropped
 
@@ -125,43 +125,16 @@ def train(
     """Full-batch Adam (with decoupled weight decay) on the decisions' cross-entropy."""
     rng = np.random.default_rng(seed)
     sizes = [FEATURES, *hidden, 1]
-    params: list[np.ndarray] = []
-    for fan_in, fan_out in itertools.pairwise(sizes):
-        params.append((rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)).astype(
-            np.float32))  # fmt: skip
-        params.append(np.zeros(fan_out, dtype=np.float32))
-    first = [np.zeros_like(p) for p in params]
-    second = [np.zeros_like(p) for p in params]
-    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    params = initial_params(sizes, rng)
+    adam = Adam(params)
     starts, inverse = _starts(group)
     decisions = max(1, len(starts))
     layers = len(sizes) - 1
     for step in range(1, epochs + 1):
-        acts = [x]
-        h = x
-        for i in range(layers):
-            h = h @ params[2 * i] + params[2 * i + 1]
-            if i < layers - 1:
-                h = np.maximum(h, 0.0)
-            acts.append(h)
-        p = group_softmax(h[:, 0], starts, inverse)
+        acts = forward(params, x)
+        p = group_softmax(acts[-1][:, 0], starts, inverse)
         grad = ((p - t) / decisions).astype(np.float32)[:, None]
-        grads: list[np.ndarray] = [np.empty(0)] * len(params)
-        for i in reversed(range(layers)):
-            grads[2 * i] = acts[i].T @ grad
-            grads[2 * i + 1] = grad.sum(axis=0)
-            if i:
-                grad = (grad @ params[2 * i].T) * (acts[i] > 0)
-        for k, g in enumerate(grads):
-            g = g.astype(np.float32)
-            first[k] = beta1 * first[k] + (1 - beta1) * g
-            second[k] = beta2 * second[k] + (1 - beta2) * g * g
-            mhat = first[k] / (1 - beta1**step)
-            vhat = second[k] / (1 - beta2**step)
-            shrink = rate * decay * params[k] if k % 2 == 0 else 0.0
-            params[k] = (params[k] - rate * mhat / (np.sqrt(vhat) + eps) - shrink).astype(
-                np.float32
-            )
+        adam.step(params, backward(params, acts, grad), rate, decay)
         if step % 100 == 0 or step == epochs:
             log(f"  step {step}/{epochs}: training loss {cross_entropy(p, t, starts):.4f}")
     return PolicyNet([(params[2 * i], params[2 * i + 1]) for i in range(layers)])

@@ -106,9 +106,7 @@ def _worth(card: int, trump: int) -> int:
 class _Evidence:
     """The likelihood table being built from a history, bout by bout."""
 
-    def __init__(
-        self, players: int, trump: int, mustamaija: bool, extended: bool = False
-    ) -> None:
+    def __init__(self, players: int, trump: int, mustamaija: bool, extended: bool = False) -> None:
         self.trump = trump
         self.mustamaija = mustamaija
         self.extended = extended and not mustamaija  # MM3: attacks go by suit, not by rank

@@ -506,8 +506,10 @@ class IsmctsBot(BaseBot):
                         )
                         if value > best_value:
                             best, best_move, best_value = child, move, value
-                if untried is not None and policy is not None and (
-                    node is root or self.prior_everywhere
+                if (
+                    untried is not None
+                    and policy is not None
+                    and (node is root or self.prior_everywhere)
                 ):
                     # The network's likeliest untried move is tried first, with its prior.
                     # A node's priors are asked once (its moves barely change from one

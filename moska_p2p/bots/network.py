@@ -179,7 +179,6 @@ class ValueNet:
         return _sigmoid(h)
 
 
-
 def save_network(path: Path, net: ValueNet) -> None:
     """Write ``net`` in the documented format (``training`` in its meta is kept)."""
     meta = {
