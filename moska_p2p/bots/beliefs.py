@@ -31,7 +31,8 @@ import random
 from moska_p2p.bots.inference import FLOOR, WeightedDealer, infer_weights
 from moska_p2p.engine import Game, View
 
-# Measured with scripts/screen_search.py (docs/LEVELS.md, "Screening the search").
+# Chosen, not tuned: at this strength the screen found no gain (docs/LEVELS.md,
+# "Screening the search"), so no level uses the beliefs yet.
 DEFAULT_STRENGTH = 1.5
 
 

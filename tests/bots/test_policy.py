@@ -21,6 +21,7 @@ from moska_p2p.bots.policy import (
     FEATURES,
     STATE_FEATURES,
     PolicyNet,
+    default_policy,
     load_policy,
     move_rows,
     save_policy,
@@ -158,6 +159,18 @@ def test_the_options_are_checked(tmp_path: Path) -> None:
         IsmctsBot(puct=-1.0)
     with pytest.raises(NetworkFormatError):
         IsmctsBot(prior=1, prior_weights=str(tmp_path / "missing.npz"))
+
+
+def test_the_shipped_policy_was_made_by_the_training_script_with_its_defaults() -> None:
+    """``python scripts/train_policy.py`` with no arguments is the command that made it."""
+    net = default_policy()
+    assert net.sizes == [FEATURES, 32, 16, 1]
+    training = net.meta["training"]
+    assert training["script"] == "scripts/train_policy.py"
+    defaults = vars(_train_policy().make_parser().parse_args([]))
+    del defaults["out"], defaults["data"]
+    assert training["arguments"] == defaults
+    assert training["validation_loss"] < training["uniform_loss"]
 
 
 def test_policy_uses_only_the_documented_engine_api() -> None:
