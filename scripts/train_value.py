@@ -28,7 +28,6 @@ os.environ["OMP_NUM_THREADS"] = "1"
 os.environ["MKL_NUM_THREADS"] = "1"
 
 import argparse
-import itertools
 import random
 import sys
 import time
@@ -49,6 +48,7 @@ from moska_p2p.bots.network import (
     save_network,
 )
 from moska_p2p.engine import PRESETS, make_rules, new_game
+from scripts.lib.training import Adam, backward, forward, initial_params
 
 MAX_MOVES = 2000  # a game longer than this (a bot cycle) is dropped
 
@@ -134,14 +134,8 @@ def train(
     keeps the net from learning the training games by heart."""
     rng = np.random.default_rng(seed)
     sizes = [INPUT_SIZE, *hidden, MAX_SEATS]
-    params: list[np.ndarray] = []
-    for fan_in, fan_out in itertools.pairwise(sizes):
-        params.append((rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)).astype(
-            np.float32))  # fmt: skip
-        params.append(np.zeros(fan_out, dtype=np.float32))
-    first = [np.zeros_like(p) for p in params]
-    second = [np.zeros_like(p) for p in params]
-    beta1, beta2, eps, step = 0.9, 0.999, 1e-8, 0
+    params = initial_params(sizes, rng)
+    adam = Adam(params)
     count = len(x)
     layers = len(sizes) - 1
     for epoch in range(epochs):
@@ -153,34 +147,12 @@ def train(
             xb = x[idx].astype(np.float32)
             yb = y[idx].astype(np.float32)
             mb = m[idx].astype(np.float32)
-            acts = [xb]
-            h = xb
-            for i in range(layers):
-                h = h @ params[2 * i] + params[2 * i + 1]
-                if i < layers - 1:
-                    h = np.maximum(h, 0.0)
-                acts.append(h)
-            p = 1.0 / (1.0 + np.exp(-np.clip(h, -30, 30)))
+            acts = forward(params, xb)
+            p = 1.0 / (1.0 + np.exp(-np.clip(acts[-1], -30, 30)))
             weight = mb.sum()
             total += masked_bce(p, yb, mb) * weight
             grad = (p - yb) * mb / weight  # d(mean BCE)/d(logits)
-            grads: list[np.ndarray] = [np.empty(0)] * len(params)
-            for i in reversed(range(layers)):
-                grads[2 * i] = acts[i].T @ grad
-                grads[2 * i + 1] = grad.sum(axis=0)
-                if i:
-                    grad = (grad @ params[2 * i].T) * (acts[i] > 0)
-            step += 1
-            for k, g in enumerate(grads):
-                g = g.astype(np.float32)
-                first[k] = beta1 * first[k] + (1 - beta1) * g
-                second[k] = beta2 * second[k] + (1 - beta2) * g * g
-                mhat = first[k] / (1 - beta1**step)
-                vhat = second[k] / (1 - beta2**step)
-                shrink = lr * decay * params[k] if k % 2 == 0 else 0.0
-                params[k] = (params[k] - lr * mhat / (np.sqrt(vhat) + eps) - shrink).astype(
-                    np.float32
-                )
+            adam.step(params, backward(params, acts, grad), lr, decay)
         log(f"  epoch {epoch + 1}/{epochs}: training loss {total / m.sum():.4f} (rate {lr:g})")
     return ValueNet([(params[2 * i], params[2 * i + 1]) for i in range(layers)])
 

@@ -18,6 +18,10 @@ RUNS = {
     # the pure engine against the compiled one (the pure one twice where none is built)
     "bench_engine.py --engines": ["--engines", "--games", "3", "--runs", "1", "--presets", "durak"],
     "measure_levels.py": ["--levels", "easy", "--presets", "durak", "--games", "2"],
+    "screen_search.py": [
+        *("--candidate", "ismcts:iterations=3,beliefs=1", "--base", "ismcts:iterations=3"),
+        *("--games", "2", "--presets", "durak"),
+    ],
     # One game through the protocol; the local cluster too where the extra is installed.
     "bench_arena.py": ["--games", "3", "--runs", "1", "--p2p-games", "1"],
     "soak_p2p.py": ["--games", "2", "--players", "2", "--presets", "durak,mustamaija"],

@@ -77,6 +77,13 @@ PASS_TRUMP = 0.8
 KILL_CHEAPER = 0.5
 KILL_CHEAPER_TRUMP = 0.35
 KILL_SPARED = 0.85
+# The evidence of the laying moves, read only by :mod:`moska_p2p.bots.beliefs` (``extended``):
+OPEN_LOWER = 0.6  # an opener lays its lowest: a cheaper plain card is less likely
+GROUP_REST = 0.5  # cards of a rank laid are laid together: the rest of that rank
+GROUP_REST_TRUMP = 0.8  # ... but a trump of it is often kept back
+# Keys of the laying evidence in ``_Evidence.weigh`` (move kinds are small positive ints).
+_OPENED = -1
+_LAID_RANK = -2
 
 _QUEEN_OF_SPADES = make_card(10, SPADES)  # MM4: beats nothing, nothing beats it
 
@@ -99,9 +106,10 @@ def _worth(card: int, trump: int) -> int:
 class _Evidence:
     """The likelihood table being built from a history, bout by bout."""
 
-    def __init__(self, players: int, trump: int, mustamaija: bool) -> None:
+    def __init__(self, players: int, trump: int, mustamaija: bool, extended: bool = False) -> None:
         self.trump = trump
         self.mustamaija = mustamaija
+        self.extended = extended and not mustamaija  # MM3: attacks go by suit, not by rank
         # Every card code: those outside a short pack are never unseen, hence never dealt.
         self.pack = range(52)
         self.weights = [[1.0] * 52 for _ in range(players)]
@@ -135,13 +143,38 @@ class _Evidence:
                     row[c] = 1.0 - (1.0 - w) * FADE
 
     def attack(self, seat: int, cards: Sequence[int]) -> None:
-        if not self.cards or seat == self.defender:
+        opening = not self.cards or seat == self.defender
+        if opening:
             if self.cards:
                 self.new_bout()
             self.cards = True
+        if self.extended and cards:
+            self.laid(seat, cards, opening)
         for c in cards:
             self.live.append(c)
             self.ranks |= 1 << (c >> 2)
+
+    def laid(self, seat: int, cards: Sequence[int], opening: bool) -> None:
+        """What laying ``cards`` says of the rest of the hand: the other cards of their ranks
+        would have gone with them (M6: any number of one rank may be laid, D4 in durak's
+        throw-ins), and an opener lays its cheapest plain cards (M5, D4)."""
+        trump = self.trump
+        laid = 0
+        ranks = 0
+        lowest = 13
+        for c in cards:
+            laid |= 1 << c
+            ranks |= 1 << (c >> 2)
+            if c & 3 != trump:
+                lowest = min(lowest, c >> 2)
+        for c in self.pack:
+            if laid >> c & 1:
+                continue
+            if ranks >> (c >> 2) & 1:
+                factor = GROUP_REST_TRUMP if c & 3 == trump else GROUP_REST
+                self.weigh(seat, c, factor, _LAID_RANK)
+            elif opening and c & 3 != trump and c >> 2 < lowest:
+                self.weigh(seat, c, OPEN_LOWER, _OPENED)
 
     def kill(self, seat: int, attack: int, killer: int) -> None:
         self.defender = seat
@@ -192,13 +225,15 @@ class _Evidence:
         self.defender = -1
 
 
-def infer_weights(view: View) -> list[list[float]]:
+def infer_weights(view: View, extended: bool = False) -> list[list[float]]:
     """The likelihood table ``weights[seat][card]`` of what each seat's moves in
     ``view.history`` reveal (see the module docstring); 1.0 where nothing is known.
+    ``extended`` also reads the laying moves (:meth:`_Evidence.laid`, for
+    :mod:`moska_p2p.bots.beliefs`).
 
     Reads the view only. Weights of cards the view already places (known in a hand, on the
     table, out of play) are meaningless and never used by the sampler."""
-    ev = _Evidence(view.players, view.trump_suit, view.preset == "mustamaija")
+    ev = _Evidence(view.players, view.trump_suit, view.preset == "mustamaija", extended)
     for seat, (kind, cards) in view.history:
         if kind == ATTACK:
             ev.attack(seat, cards)

@@ -66,8 +66,10 @@ from pathlib import Path
 from time import perf_counter
 
 from moska_p2p.bots.api import BaseBot
+from moska_p2p.bots.beliefs import DEFAULT_STRENGTH, Beliefs
 from moska_p2p.bots.inference import WeightedDealer
 from moska_p2p.bots.network import ValueNet, default_network, load_network, position_features
+from moska_p2p.bots.policy import PolicyNet, default_policy, load_policy, move_rows
 from moska_p2p.cards import RANK_MASKS, SPADES, SUIT_MASKS, make_card
 from moska_p2p.engine import (
     ATTACK,
@@ -267,7 +269,7 @@ def policy_move(game: Game, moves: Sequence[Move]) -> Move:
 class _Node:
     """A tree node: the move that led here, who made it, and its statistics."""
 
-    __slots__ = ("avail", "bias", "children", "seat", "visits", "wins")
+    __slots__ = ("avail", "bias", "children", "priors", "seat", "visits", "wins")
 
     def __init__(self, seat: int, bias: float) -> None:
         self.seat = seat  # the seat that made the move leading to this node
@@ -276,6 +278,7 @@ class _Node:
         self.wins = 0.0
         self.avail = 0
         self.children: dict[Move, _Node] = {}
+        self.priors: dict[Move, float] | None = None  # the policy's, once asked here
 
 
 class IsmctsBot(BaseBot):
@@ -307,6 +310,18 @@ class IsmctsBot(BaseBot):
             before the network, kept for comparison).
         depth: with ``value="net"``, the playout moves played before the network is asked.
         weights: with ``value="net"``, a weight file other than the shipped one.
+        beliefs: 1 deals the determinizations from :mod:`moska_p2p.bots.beliefs` (the
+            inference's evidence, the laying moves' too, sharpened); 0 (the default) does not.
+        belief_strength: with ``beliefs=1``, the power the beliefs' weights are raised to
+            (1: the evidence's own factors; more: trusted more).
+        prior: 1 takes the root's move priors (the order in which its moves are first tried
+            and the progressive bias) from the policy network (:mod:`moska_p2p.bots.policy`)
+            instead of the heuristic's ranking, asked once a decision; 2 takes every node's
+            from it (asked again wherever a node meets moves it has not met, about half the
+            iterations per second); 0 (the default) never asks it.
+        prior_weights: with ``prior=1``, a policy weight file other than the shipped one.
+        puct: with ``prior=1`` and ``puct`` above 0, the prior's term is PUCT's
+            ``puct * prior * sqrt(available) / (visits + 1)`` instead of the progressive bias.
     """
 
     name = "ismcts"
@@ -325,6 +340,11 @@ class IsmctsBot(BaseBot):
         value: str = "net",
         depth: int = 8,
         weights: str | None = None,
+        beliefs: int | str | bool = 0,
+        belief_strength: float = DEFAULT_STRENGTH,
+        prior: int | str = 0,
+        prior_weights: str | None = None,
+        puct: float = 0.0,
     ) -> None:
         if time <= 0:
             raise ValueError(f"time must be positive, not {time}")
@@ -340,6 +360,22 @@ class IsmctsBot(BaseBot):
             raise ValueError(f'value must be "playout" or "net", not "{value}"')
         if depth < 0:
             raise ValueError(f"depth must be at least 0, not {depth}")
+        self.beliefs = _switch("beliefs", beliefs)
+        if belief_strength <= 0:
+            raise ValueError(f"belief_strength must be positive, not {belief_strength}")
+        self.belief_strength = float(belief_strength)
+        self.policy: PolicyNet | None = None
+        if prior not in (0, 1, 2, "0", "1", "2", False, True):
+            raise ValueError(f'prior must be 0, 1 (the root) or 2 (every node), not "{prior}"')
+        self.prior_everywhere = prior in (2, "2")
+        if prior not in (0, "0", False):
+            self.policy = (
+                default_policy() if prior_weights is None else load_policy(Path(prior_weights))
+            )
+        if puct < 0:
+            raise ValueError(f"puct must be at least 0, not {puct}")
+        self.puct = float(puct)
+        self.last_visits: dict[Move, int] = {}  # the root's moves after the last search
         self.net: ValueNet | None = None
         if value == "net":
             self.net = default_network() if weights is None else load_network(Path(weights))
@@ -382,8 +418,9 @@ class IsmctsBot(BaseBot):
 
     # ------------------------------------------------------------------ the search
 
-    def _candidates(self, game: Game) -> list[tuple[Move, float]]:
-        """The moves searched at this state with their priors in [0, 1], best first."""
+    def candidates(self, game: Game) -> list[tuple[Move, float, float]]:
+        """The moves searched at this state, best first, each with its heuristic prior in
+        [0, 1] (from its rank) and its heuristic score."""
         moves = search_moves(game, self.rng)
         scored = sorted((-s, i) for i, s in enumerate(score_moves(game, moves)))
         width = self.width
@@ -394,7 +431,17 @@ class IsmctsBot(BaseBot):
                 if moves[i][0] in (TAKE, PASS):
                     chosen.append((s, i))
         k = len(chosen)
-        return [(moves[i], 1.0 - r / k) for r, (_, i) in enumerate(chosen)]
+        return [(moves[i], 1.0 - r / k, -s) for r, (s, i) in enumerate(chosen)]
+
+    def _policy_priors(
+        self, policy: PolicyNet, game: Game, cands: list[tuple[Move, float, float]]
+    ) -> list[float]:
+        """The policy network's priors of ``cands``, scaled so that the likeliest is 1 (on
+        the heuristic ranking's scale, so that ``bias`` means the same with either)."""
+        rows = move_rows(game, [m for m, _, _ in cands], [sc for _, _, sc in cands])
+        priors = policy.priors(rows)
+        top = float(priors.max())
+        return [float(p) / top for p in priors]
 
     def _search(self, view: View, legal_moves: Sequence[Move], start: float) -> Move:
         me = view.seat
@@ -410,8 +457,15 @@ class IsmctsBot(BaseBot):
         c = self.exploration
         bias = self.bias
         # The history is read once per decision; each iteration then deals from the weights.
-        deal = WeightedDealer(view).determinize if self.infer else view.determinize
+        if self.beliefs:
+            deal = Beliefs(view, self.belief_strength).determinize
+        elif self.infer:
+            deal = WeightedDealer(view).determinize
+        else:
+            deal = view.determinize
         net = self.net
+        policy = self.policy
+        puct = self.puct
         while True:
             if budget is not None:
                 if done >= budget:
@@ -427,13 +481,13 @@ class IsmctsBot(BaseBot):
             # Selection and expansion.
             while game.to_act_seat >= 0:
                 seat = game.to_act_seat
-                cands = self._candidates(game)
+                cands = self.candidates(game)
                 children = node.children
                 best: _Node | None = None
                 best_move: Move | None = None
                 untried: tuple[Move, float] | None = None
                 best_value = -1.0
-                for move, prior in cands:
+                for move, prior, _ in cands:
                     child = children.get(move)
                     if child is None:
                         if untried is None:
@@ -441,13 +495,36 @@ class IsmctsBot(BaseBot):
                         continue
                     child.avail += 1
                     if untried is None:
+                        if puct:
+                            term = puct * child.bias * math.sqrt(child.avail) / (child.visits + 1)
+                        else:
+                            term = bias * child.bias / (child.visits + 1)
                         value = (
                             child.wins / child.visits
                             + c * math.sqrt(math.log(child.avail) / child.visits)
-                            + bias * child.bias / (child.visits + 1)
+                            + term
                         )
                         if value > best_value:
                             best, best_move, best_value = child, move, value
+                if (
+                    untried is not None
+                    and policy is not None
+                    and (node is root or self.prior_everywhere)
+                ):
+                    # The network's likeliest untried move is tried first, with its prior.
+                    # A node's priors are asked once (its moves barely change from one
+                    # determinization to the next), again only for a move not seen there.
+                    known = node.priors
+                    if known is None or any(m not in known for m, _, _ in cands):
+                        known = dict(zip(
+                            [m for m, _, _ in cands], self._policy_priors(policy, game, cands),
+                            strict=True,
+                        ))  # fmt: skip
+                        node.priors = known
+                    untried = max(
+                        ((m, known[m]) for m, _, _ in cands if m not in children),
+                        key=lambda item: item[1],
+                    )
                 if untried is not None:
                     move, prior = untried
                     child = _Node(seat, prior)
@@ -495,6 +572,7 @@ class IsmctsBot(BaseBot):
                 if spent > slowest:
                     slowest = spent
         self.last_iterations = done
+        self.last_visits = {move: child.visits for move, child in root.children.items()}
         legal = set(legal_moves)
         best_move_root: Move | None = None
         most = -1
@@ -504,6 +582,15 @@ class IsmctsBot(BaseBot):
         if best_move_root is None:  # no iteration fitted in the budget: the heuristic answers
             return policy_move(view.determinize(rng), legal_moves)
         return best_move_root
+
+
+def _switch(name: str, value: int | str | bool) -> bool:
+    """An on/off option as a bot specification writes it (``beliefs=1``, ``prior=on``)."""
+    if value in (1, True, "1", "on"):
+        return True
+    if value in (0, False, "0", "off"):
+        return False
+    raise ValueError(f'{name} must be 1 or 0 ("on" or "off"), not "{value}"')
 
 
 def _likely_losers(game: Game) -> tuple[int, ...]:

@@ -28,7 +28,11 @@ LEVELS: dict[str, Level] = {
         Level("easy", "greedy", "the best-looking card each time, for a first game"),
         Level("medium", "expert", "a careful player's rules of thumb, a fair fight"),
         Level("hard", "ismcts:time=0.1", "a search of the game, 0.1 s a move"),
-        Level("strongest", "ismcts:time=0.5", "a search of the game, 0.5 s a move"),
+        Level(
+            "strongest",
+            "ismcts:time=0.5,prior=1",
+            "a search of the game, 0.5 s a move, with its learned policy prior",
+        ),
     )
 }
 DEFAULT_LEVEL = "medium"

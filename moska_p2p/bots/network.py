@@ -65,12 +65,15 @@ __all__ = [
     "INPUT_SIZE",
     "NetworkFormatError",
     "ValueNet",
+    "checked_layers",
     "default_network",
     "load_network",
     "position_features",
     "preset_features",
+    "read_archive",
     "save_network",
     "view_features",
+    "write_archive",
 ]
 
 FORMAT = "moska-value-net"
@@ -176,7 +179,6 @@ class ValueNet:
         return _sigmoid(h)
 
 
-
 def save_network(path: Path, net: ValueNet) -> None:
     """Write ``net`` in the documented format (``training`` in its meta is kept)."""
     meta = {
@@ -186,10 +188,16 @@ def save_network(path: Path, net: ValueNet) -> None:
         "layers": net.sizes,
         "training": net.meta.get("training", {}),
     }
+    write_archive(path, meta, net.layers)
+
+
+def write_archive(path: Path, meta: dict[str, Any], layers: list[tuple[Array, Array]]) -> None:
+    """A weight archive: ``meta`` as UTF-8 JSON bytes and the layers as ``w0, b0, ...``
+    (float32), written so that the file is a function of its contents alone."""
     arrays: dict[str, Any] = {
         "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     }
-    for i, (w, b) in enumerate(net.layers):
+    for i, (w, b) in enumerate(layers):
         arrays[f"w{i}"] = w.astype(np.float32)
         arrays[f"b{i}"] = b.astype(np.float32)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -203,22 +211,45 @@ def save_network(path: Path, net: ValueNet) -> None:
                 np.lib.format.write_array(member, arrays[name], allow_pickle=False)
 
 
-def load_network(path: Path) -> ValueNet:
-    """Read a weight file, checking everything the format fixes (see the module docstring)."""
+def read_archive(path: Path) -> dict[str, Any]:
+    """Every array of a weight archive, read without pickle (a file holds data, never
+    code); :class:`NetworkFormatError` if it is not an archive of arrays."""
     try:
         with path.open("rb") as file:  # ours to close, also when numpy gives up on it
             loaded = np.load(file, allow_pickle=False)
             if not isinstance(loaded, np.lib.npyio.NpzFile):
                 raise ValueError("a single array, not an archive of arrays")
             with loaded as data:
-                arrays = {name: data[name] for name in data.files}
+                return {name: data[name] for name in data.files}
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as error:
         # ValueError: among others an array that would need pickle to load
         raise NetworkFormatError(f"{path}: not a weight file: {error}") from None
-    return _from_arrays(arrays, str(path))
+
+
+def load_network(path: Path) -> ValueNet:
+    """Read a weight file, checking everything the format fixes (see the module docstring)."""
+    return _from_arrays(read_archive(path), str(path))
 
 
 def _from_arrays(arrays: dict[str, Any], where: str) -> ValueNet:
+    meta, layers = checked_layers(
+        arrays, where, FORMAT, FORMAT_VERSION, INPUT_SIZE, OUTPUT_SIZE, VIEW_ENCODING_VERSION
+    )
+    return ValueNet(layers, meta)
+
+
+def checked_layers(
+    arrays: dict[str, Any],
+    where: str,
+    form: str,
+    version: int,
+    inputs: int,
+    outputs: int,
+    encoding_version: int,
+) -> tuple[dict[str, Any], list[tuple[Array, Array]]]:
+    """The meta and the layers of a weight archive's ``arrays``, after checking all that a
+    format fixes (its name and version, the encoding's version, the sizes, float32 finite
+    arrays); :class:`NetworkFormatError` naming the first fault."""
     if "meta" not in arrays:
         raise NetworkFormatError(f"{where}: no meta array")
     raw = arrays.pop("meta")
@@ -230,16 +261,16 @@ def _from_arrays(arrays: dict[str, Any], where: str) -> ValueNet:
         raise NetworkFormatError(f"{where}: meta is not JSON: {error}") from None
     if not isinstance(meta, dict):
         raise NetworkFormatError(f"{where}: meta is not a JSON object")
-    if meta.get("format") != FORMAT:
-        raise NetworkFormatError(f"{where}: format {meta.get('format')!r}, not {FORMAT!r}")
-    if meta.get("version") != FORMAT_VERSION:
+    if meta.get("format") != form:
+        raise NetworkFormatError(f"{where}: format {meta.get('format')!r}, not {form!r}")
+    if meta.get("version") != version:
         raise NetworkFormatError(
-            f"{where}: format version {meta.get('version')!r}; this program reads {FORMAT_VERSION}"
+            f"{where}: format version {meta.get('version')!r}; this program reads {version}"
         )
-    if meta.get("encoding_version") != VIEW_ENCODING_VERSION:
+    if meta.get("encoding_version") != encoding_version:
         raise NetworkFormatError(
             f"{where}: trained on view encoding {meta.get('encoding_version')!r}, this program"
-            f" encodes version {VIEW_ENCODING_VERSION}"
+            f" encodes version {encoding_version}"
         )
     sizes = meta.get("layers")
     if (
@@ -248,9 +279,9 @@ def _from_arrays(arrays: dict[str, Any], where: str) -> ValueNet:
         or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in sizes)
     ):
         raise NetworkFormatError(f"{where}: layers {sizes!r} is not a list of sizes")
-    if sizes[0] != INPUT_SIZE or sizes[-1] != OUTPUT_SIZE:
+    if sizes[0] != inputs or sizes[-1] != outputs:
         raise NetworkFormatError(
-            f"{where}: layers {sizes} do not go from {INPUT_SIZE} inputs to {OUTPUT_SIZE} outputs"
+            f"{where}: layers {sizes} do not go from {inputs} inputs to {outputs} outputs"
         )
     if sum(a * b + b for a, b in itertools.pairwise(sizes)) > MAX_PARAMETERS:
         raise NetworkFormatError(f"{where}: more than {MAX_PARAMETERS} parameters")
@@ -270,7 +301,7 @@ def _from_arrays(arrays: dict[str, Any], where: str) -> ValueNet:
             if not np.isfinite(array).all():
                 raise NetworkFormatError(f"{where}: {name} holds values that are not finite")
         layers.append((w, b))
-    return ValueNet(layers, meta)
+    return meta, layers
 
 
 @cache

@@ -36,32 +36,15 @@ from moska_p2p.engine import (
     ATTACK,
     KILL,
     PASS,
-    PRESETS,
     TAKE,
     Game,
     IllegalMove,
     Move,
-    View,
     make_move,
     new_game,
 )
 from moska_p2p.engine.knowledge import DeterminizeError
-
-# As in tests/engine/test_view_privacy.py: every preset at its defaults, and options that
-# reach what the defaults never do (M22's turned card, M23's face-up stock card, M20/M21).
-CASES: list[tuple[str, dict[str, Any]]] = [(preset, {}) for preset in PRESETS] + [
-    ("moska", {"deck_kill": "on", "self_execution": "on-with-draw"}),
-    ("moska", {"expose_second_last": "on", "limit": "hand"}),
-    ("taraki-mm", {"deck_kill": "on", "expose_second_last": "on"}),
-    ("perevodnoy", {"transfer_show_trump": "on"}),
-]
-
-
-def _random_moves(g: Game, count: int, rng: random.Random) -> list[Move]:
-    moves: list[Move] = []
-    while len(moves) < count and not g.is_over:
-        moves.append(g.play(g.random_move(rng)))
-    return moves
+from tests.bots.deal_checks import CASES, check_deal, players_for, random_moves
 
 
 def _other_deal(a: Game, moves: list[Move], seat: int, rng: random.Random) -> Game | None:
@@ -89,46 +72,6 @@ def _other_deal(a: Game, moves: list[Move], seat: int, rng: random.Random) -> Ga
     return None
 
 
-def _players(preset: str, seed: int) -> int:
-    return 4 if preset == "durak-teams" else 2 + seed % 5
-
-
-def _check_deal(real: Game, view: View, hands: list[int], g: Game) -> None:
-    """Every hard constraint of a determinization of ``view`` (taken of ``real``)."""
-    unseen, counts = view.unseen()
-    dealt = 0
-    for s, mask in enumerate(hands):
-        assert mask & ~unseen == 0  # only cards the seat cannot place
-        assert mask & dealt == 0  # each card to one hand
-        assert mask.bit_count() == counts[s]  # hand sizes exact
-        dealt |= mask
-    assert hands[view.seat] == 0
-    me = view.seat
-    assert g.hands[me] == real.hands[me]
-    for s in range(real.n):
-        assert g.hand_size(s) == real.hand_size(s)
-        assert g.hands[s] & view.known_mask[s] == view.known_mask[s]  # shown cards stay
-        if s != me:
-            assert g.hands[s] == view.known_mask[s] | hands[s]
-            for t in range(real.n):  # no card known to be in another hand
-                if t != s:
-                    assert g.hands[s] & view.known_mask[t] == 0
-    table = 0
-    for a, k in view.table_codes:
-        table |= 1 << a | (1 << k if k >= 0 else 0)
-    hand_cards = 0
-    for mask in g.hands:
-        assert mask & hand_cards == 0
-        hand_cards |= mask
-    assert hand_cards & (table | view.discard_mask) == 0
-    for place, card in view.stock_known:  # the face-up stock cards (indicator, M23)
-        assert g.face[g.stock[place]] == card
-        assert not hand_cards >> card & 1
-    # Every card of the pack placed exactly once, and the public state is the real one's.
-    assert sorted(g.face) == sorted(real.face)
-    assert g.state_hash() == real.state_hash()
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     case=st.sampled_from(CASES),
@@ -141,8 +84,8 @@ def test_the_weighted_sampler_never_deals_a_card_where_it_cannot_be(
 ) -> None:
     preset, opts = case
     rng = random.Random(seed)
-    real = new_game(preset, _players(preset, seed), seed=seed, **opts)
-    _random_moves(real, count, rng)
+    real = new_game(preset, players_for(preset, seed), seed=seed, **opts)
+    random_moves(real, count, rng)
     if real.to_act_seat < 0:
         return
     seat = rng.randrange(real.n)
@@ -154,7 +97,7 @@ def test_the_weighted_sampler_never_deals_a_card_where_it_cannot_be(
     dealer = WeightedDealer(view, weights)
     for _ in range(3):
         hands = dealer.deal(rng)
-        _check_deal(real, view, hands, view.determinize(rng, hands))
+        check_deal(real, view, hands, view.determinize(rng, hands))
 
 
 @pytest.mark.parametrize(("preset", "opts"), CASES)
@@ -164,15 +107,15 @@ def test_every_preset_deals_only_where_cards_can_be(preset: str, opts: dict[str,
     for seed in range(3):
         for count in (4, 30, 90):
             rng = random.Random(seed)
-            real = new_game(preset, _players(preset, seed), seed=seed, **opts)
-            _random_moves(real, count, rng)
+            real = new_game(preset, players_for(preset, seed), seed=seed, **opts)
+            random_moves(real, count, rng)
             if real.to_act_seat < 0:
                 continue
             for seat in range(real.n):
                 view = real.view(seat)
                 dealer = WeightedDealer(view)
                 hands = dealer.deal(rng)
-                _check_deal(real, view, hands, view.determinize(rng, hands))
+                check_deal(real, view, hands, view.determinize(rng, hands))
                 checked += 1
     assert checked >= 10
 
@@ -184,7 +127,7 @@ def test_a_deal_that_breaks_the_view_is_refused() -> None:
     assert counts[0] == 0 and counts[1] == counts[2] == 6
     cards = cards_list(unseen)
     good = [0, sum(1 << c for c in cards[:6]), sum(1 << c for c in cards[6:12])]
-    _check_deal(real, view, good, view.determinize(random.Random(0), good))
+    check_deal(real, view, good, view.determinize(random.Random(0), good))
     own = 1 << cards_list(real.hands[0])[0]
     for bad in (
         [0, good[1], good[1]],  # one card in two hands
@@ -329,7 +272,7 @@ def test_the_bot_with_inference_reads_nothing_outside_its_view(preset: str, play
     for seed in range(8):
         rng = random.Random(seed)
         a = new_game(preset, players, seed=seed)
-        moves = _random_moves(a, 6 + 3 * seed, rng)
+        moves = random_moves(a, 6 + 3 * seed, rng)
         seat = a.to_act_seat
         if seat < 0 or a.count_legal_moves() < 2:
             continue

@@ -61,6 +61,7 @@ def test_the_wheel_holds_the_package_and_no_top_level_bots(wheel: Path) -> None:
     assert tops == {"moska_p2p", "moska_p2p-0.1.0.dist-info"}, tops
     assert "moska_p2p/bots/ismcts.py" in names
     assert "moska_p2p/bots/weights/value-v1.npz" in names  # the learned evaluation's weights
+    assert "moska_p2p/bots/weights/policy-v1.npz" in names  # the strongest level's prior
     assert not [n for n in names if n.startswith("bots/")]
 
 
