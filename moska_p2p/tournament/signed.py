@@ -18,7 +18,16 @@ ENTRY = "tournament/entry"
 ACK = "tournament/ack"
 COMMIT = "tournament/commit"
 REVEAL = "tournament/reveal"
-KINDS = frozenset({ENTRY, ACK, COMMIT, REVEAL})
+ENTER = "tournament/enter"  # an entrant asks to play: [event, name, person|bot]
+CLOSE = "tournament/close"  # the director closes a stage of a round: the items it counts
+CLOSE_ACK = "tournament/close-ack"  # an entrant signs that a closure leaves none of its out
+REFUSE = "tournament/refuse"  # an entrant refuses a closure that leaves its own item out
+TABLE = "tournament/table"  # a table's host says on which port its table listens
+RESULT = "tournament/result"  # a member's signed result of its table
+STANDINGS = "tournament/standings"  # the director publishes the standings' digest
+KINDS = frozenset(
+    {ENTRY, ACK, COMMIT, REVEAL, ENTER, CLOSE, CLOSE_ACK, REFUSE, TABLE, RESULT, STANDINGS}
+)
 
 
 @dataclass(frozen=True)

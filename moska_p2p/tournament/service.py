@@ -1,0 +1,264 @@
+"""The two roles of an event, sans-IO: statements in, statements out.
+
+The carrier (:mod:`moska_p2p.event`) feeds every statement it receives to the role's record
+and asks :meth:`Director.step` or :meth:`EntrantRole.step` what to sign next; it sends what
+comes out and plays the tables :meth:`EntrantRole.table_to_play` names. Neither role keeps
+anything the record does not hold, so a role rebuilt from a saved record (a crash, a
+restart) carries on where it was:
+
+* an entrant's draw secret is a hash of its own signature over the event and the round
+  (Ed25519 signs deterministically), so the same key finds the same secret again, and
+  nobody without the key can compute it;
+* the director counts what the record holds and who is in contact (the carrier says).
+
+**What the director (the star every statement passes through) can and cannot do.** It
+cannot alter, forge or reorder what it carries (everything is signed by its author), nor
+choose the draw (its closure of commitments or reveals counts only once every entrant whose
+item it counts has acknowledged it, and an entrant whose own item it leaves out refuses it:
+the event stops with the refusal on record). It *can* delay, and it can leave out an entrant
+it is no longer in contact with: that entrant sits the round out. An entrant the director
+cuts off cannot make its refusal reach the others through the director; its own folder keeps
+it, and ``moska verify`` on that folder names the conflict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from ..crypto.identity import Identity
+from .draw import commit, reveal
+from .entry import Entrant, acknowledge, close_entry
+from .record import (
+    COMMITS,
+    RESULTS,
+    REVEALS,
+    STAGE_KIND,
+    EventRecord,
+    EventState,
+    RoundState,
+    acknowledge_closure,
+    close,
+    follow,
+    item_hash,
+    publish,
+    refuse_closure,
+)
+from .signed import ENTER, REFUSE, Statement, sign
+from .spec import EventSpec, TournamentError, event_id
+
+SECRET_KIND = "tournament/secret"
+
+
+def enter(identity: Identity, event: bytes, name: str, plays: str) -> Statement:
+    """An entrant's signed request to play in ``event``."""
+    return sign(identity, ENTER, [event, name, plays])
+
+
+def draw_secret(identity: Identity, event: bytes, round_number: int) -> bytes:
+    """The entrant's secret for a round's draw: its key alone computes it, again after a
+    restart."""
+    signature = identity.sign(SECRET_KIND, event + struct.pack(">I", round_number))
+    return hashlib.sha256(signature).digest()
+
+
+def current_round(state: EventState) -> RoundState | None:
+    """The round under way: the last one the record reached, unless its standings are out."""
+    if not state.rounds:
+        return None
+    last = state.rounds[-1]
+    return None if last.published is not None else last
+
+
+@dataclass(frozen=True)
+class TableToPlay:
+    """A table this entrant sits at: its round, number and players (the host first)."""
+
+    round_number: int
+    table: int
+    members: tuple[bytes, ...]
+
+    @property
+    def host(self) -> bytes:
+        return self.members[0]
+
+
+class Director:
+    """The director's side: it collects entries, closes the entry and each stage, and
+    publishes the standings. It plays no seat and draws no secret."""
+
+    def __init__(
+        self, identity: Identity, spec: EventSpec, nonce: bytes, record: EventRecord, wanted: int
+    ) -> None:
+        self.identity = identity
+        self.spec = spec
+        self.nonce = nonce
+        self.record = record
+        self.wanted = wanted  # entrants the entry closes with
+        self.event = event_id(spec, identity.public_bytes, nonce)
+        self.entrants: dict[bytes, Entrant] = {}
+
+    def admit(self, statement: Statement) -> Entrant:
+        """An entry request: refused (an error naming why) once the list is closed to it."""
+        body = statement.body()
+        if statement.kind != ENTER or len(body) != 3 or body[0] != self.event:
+            raise TournamentError("not an entry to this event")
+        _, name, plays = body
+        if not isinstance(name, str) or not isinstance(plays, str):
+            raise TournamentError("an entry is [event, name, person|bot]")
+        entrant = Entrant(statement.author, name, plays)
+        state = follow(self.record)
+        if state.entry is not None:
+            return state.entry.entrant(statement.author)  # a member coming back
+        if statement.author not in self.entrants and len(self.entrants) >= self.wanted:
+            raise TournamentError("the entry is full")
+        others = [e for k, e in self.entrants.items() if k != statement.author]
+        if any(e.name.casefold() == name.casefold() for e in others):
+            raise TournamentError(f"the name {name!r} is taken: enter with another --name")
+        if len(others) + 1 >= self.spec.rules().min_players:  # the list's own checks, early
+            close_entry(self.identity, self.spec, self.nonce, [*others, entrant])
+        self.entrants[statement.author] = entrant
+        return entrant
+
+    def step(self, connected: Collection[bytes], *, deadline: bool = False) -> list[Statement]:
+        """What the director signs now, given who is in contact; ``deadline``: the stage's
+        time is up, close it with what is in."""
+        state = follow(self.record)
+        out: list[Statement] = []
+        if state.entry is None:
+            if len(self.entrants) >= self.wanted:
+                entry = close_entry(
+                    self.identity, self.spec, self.nonce, list(self.entrants.values())
+                )
+                out.append(entry.statement)
+            return self._keep(out)
+        if not state.entry_closed or state.conflicts or state.finished():
+            return out
+        current = current_round(state)
+        if current is None:
+            return out
+        entry = state.entry
+        present = set(connected) & set(entry.entrant_keys())
+        number = current.number
+        for stage in (COMMITS, REVEALS, RESULTS):
+            found = current.stages[stage]
+            if found.closure is not None:
+                if not found.closed:
+                    return out  # waiting for the acknowledgements
+                continue
+            if stage != RESULTS and current.final:
+                continue
+            items = [s for s in self.record.of(STAGE_KIND[stage], number)]
+            expected = self._expected(state, current, stage, present)
+            if deadline or expected <= {s.author for s in items}:
+                out.append(close(self.identity, self.event, number, stage, items))
+            return self._keep(out)
+        if current.rows is not None and current.published is None:
+            out.append(publish(self.identity, self.event, number, current.rows))
+        return self._keep(out)
+
+    def _expected(
+        self, state: EventState, current: RoundState, stage: str, present: set[bytes]
+    ) -> set[bytes]:
+        if stage == COMMITS:
+            return present
+        if stage == REVEALS:
+            assert current.commit_set is not None
+            return present & set(current.commit_set.committed())
+        seated = {key for table in current.tables or [] for key in table}
+        return present & seated
+
+    def _keep(self, out: list[Statement]) -> list[Statement]:
+        for statement in out:
+            self.record.add(statement)
+        return out
+
+
+class EntrantRole:
+    """An entrant's side: it acknowledges the entry list, commits and reveals, checks every
+    closure against its own items, and says which table to play."""
+
+    def __init__(self, identity: Identity, record: EventRecord) -> None:
+        self.identity = identity
+        self.record = record
+        self.me = identity.public_bytes
+
+    def step(self) -> list[Statement]:
+        state = follow(self.record)
+        out: list[Statement] = []
+        entry = state.entry
+        if entry is None or self.me not in entry.entrant_keys():
+            return out
+        if self.me not in state.acked:
+            out.append(acknowledge(self.identity, entry))
+            return self._keep(out)
+        if state.conflicts:
+            return out
+        current = current_round(state)
+        if current is None or not state.entry_closed:
+            return out
+        number = current.number
+        for stage in (COMMITS, REVEALS, RESULTS):
+            if current.final and stage != RESULTS:
+                continue  # the final table is the best N: no draw
+            found = current.stages[stage]
+            mine = self._mine(stage, number)
+            if (
+                found.closure is not None
+                and self.me not in found.acked
+                and not self._refused(found.closure)
+            ):
+                if mine is not None and mine not in found.items:
+                    out.append(refuse_closure(self.identity, found.closure, mine))
+                elif mine is not None:
+                    out.append(acknowledge_closure(self.identity, found.closure))
+                return self._keep(out)
+            if found.closure is None:
+                if stage == COMMITS and not current.final and mine is None:
+                    secret = draw_secret(self.identity, entry.event, number)
+                    out.append(commit(self.identity, entry.event, number, secret))
+                elif (
+                    stage == REVEALS
+                    and mine is None
+                    and current.commit_set is not None
+                    and self.me in current.commit_set.committed()
+                ):
+                    secret = draw_secret(self.identity, entry.event, number)
+                    out.append(reveal(self.identity, entry.event, current.commit_set, secret))
+                return self._keep(out)
+            if not found.closed:
+                return out
+        return out
+
+    def table_to_play(self) -> TableToPlay | None:
+        """The table this entrant should be playing now (the round drawn, no result of its
+        own sent yet)."""
+        state = follow(self.record)
+        current = current_round(state)
+        if current is None or current.tables is None or state.conflicts:
+            return None
+        if current.stages[RESULTS].closure is not None:
+            return None
+        if self._mine(RESULTS, current.number) is not None:
+            return None
+        for number, members in enumerate(current.tables):
+            if self.me in members:
+                return TableToPlay(current.number, number, members)
+        return None
+
+    def _mine(self, stage: str, number: int) -> Statement | None:
+        for statement in self.record.of(STAGE_KIND[stage], number):
+            if statement.author == self.me:
+                return statement
+        return None
+
+    def _refused(self, closure: Statement) -> bool:
+        closed = item_hash(closure)
+        return any(r.author == self.me and r.body()[3] == closed for r in self.record.of(REFUSE))
+
+    def _keep(self, out: list[Statement]) -> list[Statement]:
+        for statement in out:
+            self.record.add(statement)
+        return out
