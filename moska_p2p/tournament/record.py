@@ -242,6 +242,26 @@ def _check_session_results(claim: ResultClaim) -> None:
             )
 
 
+def check_claim(
+    entry: EntryList, round_number: int, table: int, members: Sequence[bytes], claim: ResultClaim
+) -> None:
+    """:class:`TournamentError` unless ``claim`` is a member's result of this very table
+    (its id is the one the event, round and table give) with the table's players."""
+    author = entry.entrant(claim.statement.author).label()
+    if claim.statement.author not in members:
+        raise TournamentError(
+            f"{author} signed a result of table {table + 1}, where it does not sit"
+        )
+    if claim.table_key != expected_table_id(entry, round_number, table, members):
+        raise TournamentError(
+            f"the result of table {table + 1} of round {round_number} by {author} is of another "
+            "table or evening (its id is not this table's)"
+        )
+    if sorted(claim.seats) != sorted(members):
+        raise TournamentError(f"the result by {author} seats other players than table {table + 1}")
+    _check_session_results(claim)
+
+
 def table_outcome(
     entry: EntryList,
     round_number: int,
@@ -252,26 +272,9 @@ def table_outcome(
     """The table's games as its members signed them: counted when more than half of its
     members signed the same result and none signed another; else no result (a table whose
     members disagree, or that left too few signed results, scores nothing that round)."""
-    expected = expected_table_id(entry, round_number, table, members)
     facts: dict[tuple[object, ...], ResultClaim] = {}
     for claim in claims:
-        if claim.statement.author not in members:
-            raise TournamentError(
-                f"{entry.entrant(claim.statement.author).label()} signed a result of table "
-                f"{table + 1}, where it does not sit"
-            )
-        if claim.table_key != expected:
-            raise TournamentError(
-                f"the result of table {table + 1} of round {round_number} by "
-                f"{entry.entrant(claim.statement.author).label()} is of another table or "
-                "evening (its id is not this table's)"
-            )
-        if sorted(claim.seats) != sorted(members):
-            raise TournamentError(
-                f"the result by {entry.entrant(claim.statement.author).label()} seats other "
-                f"players than table {table + 1}"
-            )
-        _check_session_results(claim)
+        check_claim(entry, round_number, table, members, claim)
         facts.setdefault(claim.facts(), claim)
     signers = {c.statement.author for c in claims}
     if len(facts) != 1 or 2 * len(signers) <= len(members):

@@ -40,10 +40,12 @@ from .record import (
     EventState,
     RoundState,
     acknowledge_closure,
+    check_claim,
     close,
     follow,
     item_hash,
     publish,
+    read_result,
     refuse_closure,
 )
 from .signed import ENTER, REFUSE, Statement, sign
@@ -150,7 +152,9 @@ class Director:
                 continue
             if stage != RESULTS and current.final:
                 continue
-            items = [s for s in self.record.of(STAGE_KIND[stage], number)]
+            items = self.record.of(STAGE_KIND[stage], number)
+            if stage == RESULTS:
+                items = [s for s in items if self._counts(state, current, s)]
             expected = self._expected(state, current, stage, present)
             if deadline or expected <= {s.author for s in items}:
                 out.append(close(self.identity, self.event, number, stage, items))
@@ -158,6 +162,18 @@ class Director:
         if current.rows is not None and current.published is None:
             out.append(publish(self.identity, self.event, number, current.rows))
         return self._keep(out)
+
+    def _counts(self, state: EventState, current: RoundState, statement: Statement) -> bool:
+        """Whether a table result may be counted: a member's, of its own table of this
+        round (anything else stays out of the closure, so it cannot spoil the round)."""
+        assert state.entry is not None and current.tables is not None
+        try:
+            claim = read_result(statement)
+            members = current.tables[claim.table] if 0 <= claim.table < len(current.tables) else ()
+            check_claim(state.entry, current.number, claim.table, members, claim)
+        except TournamentError:
+            return False
+        return True
 
     def _expected(
         self, state: EventState, current: RoundState, stage: str, present: set[bytes]

@@ -1,0 +1,122 @@
+"""An entrant's table of a round: played in this process with the network node, exactly as
+``moska host`` / ``moska join`` play one, then turned into the member's signed result.
+
+The table's settings come from the event (:func:`~moska_p2p.tournament.record.table_settings`:
+its nonce is a hash of the event, the round and the table), so every member opens or joins
+the same table, and its games' ids bind them to this table of this event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from ..crypto.identity import Identity
+from ..net.node import Node, NodeOptions, Outcome
+from ..net.node import Player as NodePlayer
+from ..protocol.tally import GameRecord, TallyError, open_result, read_session_file
+from ..protocol.transcript import verify_transcript
+from ..tournament import Statement, TournamentError
+from ..tournament.record import table_result, table_settings
+from ..tournament.service import TableToPlay
+from .folder import game_of, table_folder
+
+
+@dataclass
+class Seat:
+    """Who plays this entrant's seats: a fresh player for each table (a bot, a person)."""
+
+    identity: Identity
+    name: str
+    player: Callable[[], NodePlayer]
+    bind: str = "0.0.0.0"
+    echo: Callable[[str], None] = print
+    lobby_wait: float = 300.0
+
+
+async def play_table(
+    seat: Seat,
+    folder: Path,
+    table: TableToPlay,
+    entry: object,
+    announce: Callable[[int], Awaitable[None]],
+    host_address: Callable[[], Awaitable[tuple[str, int]]],
+) -> Outcome:
+    """Play the table: its host opens it (and ``announce``s its port), the others join it
+    at the address ``host_address`` waits for."""
+    from ..tournament import EntryList
+
+    assert isinstance(entry, EntryList)
+    config = table_settings(entry, table.round_number, table.table, table.members)
+    where = table_folder(folder, table.round_number, table.table)
+    where.mkdir(parents=True, exist_ok=True)
+    options = NodeOptions(
+        identity=seat.identity,
+        player=seat.player(),
+        transcript=where / f"{_file_name(seat.name)}.moska",
+        name=seat.name,
+        bind=seat.bind,
+        echo=seat.echo,
+        lobby_wait=seat.lobby_wait,
+        fresh_player=seat.player,
+    )
+    node = Node(options)
+    if table.host == seat.identity.public_bytes:
+        async with trio.open_nursery() as nursery:
+
+            async def run_host(task_status: trio.TaskStatus[int]) -> None:
+                outcomes.append(await node.host(config, 0, task_status=task_status))
+
+            outcomes: list[Outcome] = []
+            port = await nursery.start(run_host)
+            await announce(port)
+        return outcomes[0]
+    host, port = await host_address()
+    return await node.join(host, port, expect=table.host)
+
+
+def _file_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name) or "player"
+
+
+def result_of(seat: Seat, folder: Path, table: TableToPlay, entry: object) -> Statement:
+    """This member's signed result of its table, from its own transcripts (and its session's
+    signed results, when the table played several games)."""
+    from ..tournament import EntryList
+    from ..tournament.record import expected_table_id
+
+    assert isinstance(entry, EntryList)
+    where = table_folder(folder, table.round_number, table.table)
+    base = where / f"{_file_name(seat.name)}.moska"
+    key = expected_table_id(entry, table.round_number, table.table, table.members)
+    seats: tuple[bytes, ...] = tuple(table.members)
+    games: tuple[GameRecord, ...] = ()
+    frames: list[bytes] = []
+    session = base.with_name(f"{base.stem}-session{base.suffix}")
+    if session.exists():
+        try:
+            _, _, frames = read_session_file(session)
+            mine = [open_result(f) for f in frames]
+        except TallyError as error:
+            raise TournamentError(f"{session}: {error}") from None
+        own = [r for r in mine if r.signer == seat.identity.public_bytes]
+        if own:
+            seats, games = own[0].seats, own[0].games
+            frames = [r.frame for r in mine if r.common() == own[0].common()]
+    elif base.exists():
+        report = verify_transcript(base)
+        if report.valid and report.seats:
+            seats, games = report.seats, (game_of(report),)
+    return table_result(
+        seat.identity,
+        entry.event,
+        table.round_number,
+        table.table,
+        key,
+        seats,
+        games,
+        frames,
+    )
