@@ -238,7 +238,9 @@ def _enter(
         except (BotLoadError, ValueError) as error:
             raise fail(str(error)) from None
     me = _identity(identity, spec, name)
-    seat_name = name or (Path(bot.split(":")[0]).stem if bot else "program" if program else "player")
+    seat_name = name or (
+        Path(bot.split(":")[0]).stem if bot else "program" if program else "player"
+    )
 
     def player() -> Player:
         if spec is None:
@@ -262,3 +264,46 @@ def _enter(
     code = _run(EntrantNode(options).run)
     typer.echo(f"the event folder: {where} (moska verify {where})")
     return code if code in (0, EXIT_INTERRUPTED) else EXIT_FAILED
+
+
+def verify_events(folders: list[Path], as_json: bool) -> int:
+    """``moska verify EVENT_FOLDER``: each event recomputed (:func:`~..event.folder.verify_event`);
+    the exit code of the worst: 1 INVALID, 3 incomplete, 4 not an event's folder, else 0."""
+    import json
+
+    from ..event.folder import NOT_AN_EVENT, VALID, verify_event
+    from ..protocol.transcript import INCOMPLETE, INVALID
+    from ..tournament import digest
+    from .common import EXIT_INCOMPLETE, EXIT_NOT_A_TRANSCRIPT
+
+    codes = {VALID: 0, INVALID: EXIT_FAILED, INCOMPLETE: EXIT_INCOMPLETE}
+    worst = 0
+    for folder in folders:
+        report = verify_event(folder)
+        rows = report.rows or []
+        if as_json:
+            typer.echo(
+                json.dumps(
+                    {
+                        "event_folder": str(folder),
+                        "status": report.status,
+                        "fault": report.fault,
+                        "standings_digest": digest(rows).hex() if rows else None,
+                        "standings": [[r.name, r.points, r.final_points] for r in rows],
+                    }
+                )
+            )
+        elif report.status == VALID:
+            typer.echo(f"valid: event {folder}: every round's draw, tables and standings recompute")
+            for line in report.lines:
+                typer.echo(f"  {line}")
+            _show_standings(rows, len(report.state.rounds) if report.state else 0, False)
+        elif report.status == INCOMPLETE:
+            typer.echo(f"incomplete: event {folder}: {report.fault}", err=True)
+        elif report.status == NOT_AN_EVENT:
+            typer.echo(f"{folder}: {report.fault}", err=True)
+        else:
+            typer.echo(f"INVALID: event {folder}: {report.fault}", err=True)
+        code = EXIT_NOT_A_TRANSCRIPT if report.status == NOT_AN_EVENT else codes[report.status]
+        worst = max(worst, code, key=lambda c: (c == EXIT_FAILED, c))
+    return worst
