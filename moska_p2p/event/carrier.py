@@ -36,7 +36,7 @@ from ..tournament.record import EventRecord, follow, table_open
 from ..tournament.service import Director, EntrantRole, TableToPlay, enter
 from ..tournament.signed import ENTER, TABLE
 from .folder import load, save, write_standings
-from .tables import Seat, play_table, result_of
+from .tables import Seat, play_table, result_of, table_played
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ class DirectorNode:
             self.progress, self.stage_started = hash(marker), trio.current_time()
         late = trio.current_time() - self.stage_started > self.o.stage_timeout
         try:
-            out = self.role.step(set(self.connections), deadline=late and state.entry_closed)
+            out = self.role.step(deadline=late and state.entry_closed)
         except TournamentError as error:
             self.o.echo(f"the event stops: {error}")
             self.done.set()
@@ -188,6 +188,15 @@ class DirectorNode:
         connection.send.close()
 
     async def _serve(self, stream: trio.SocketStream) -> None:
+        """One entrant's connection; whatever breaks it ends it, and nothing else."""
+        try:
+            await self._serve_entrant(stream)
+        except BaseException as error:
+            if not connection_lost(error):
+                raise
+            log.info("an entrant's connection broke: %s", error)
+
+    async def _serve_entrant(self, stream: trio.SocketStream) -> None:
         frames = FrameStream(stream)
         try:
             address = stream.socket.getpeername()[0]
@@ -227,9 +236,9 @@ class DirectorNode:
                     self._drop(old)
                 self.connections[entrant.key] = connection
                 self.o.echo(f"entered: {entrant.name} ({'returning' if old else entrant.plays})")
-                for held in self.record.statements.values():
+                for held in list(self.record.statements.values()):
                     await send.send(_message("s", held.to_bytes()))
-                for message in self.where.values():
+                for message in list(self.where.values()):
                     await send.send(message)
                 self._advance()
                 while (body := await frames.receive()) is not None:
@@ -306,28 +315,26 @@ class EntrantNode:
         self.outbox: trio.MemorySendChannel[bytes] | None = None
         self.shown = 0
         self.code: int | None = None
+        self.deadline = 0.0  # when to give up on the director (trio time)
         self.done = trio.Event()
 
     async def run(self) -> int:
-        deadline = trio.current_time() + self.o.connect_wait
+        self.deadline = trio.current_time() + self.o.connect_wait
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._tables)
             while not self.done.is_set():
                 try:
                     await self._session()
-                except (
-                    OSError,
-                    trio.BrokenResourceError,
-                    trio.ClosedResourceError,
-                    FrameError,
-                ) as e:
+                except BaseException as error:
+                    if not connection_lost(error):
+                        raise
                     if self.done.is_set():
                         break
-                    if trio.current_time() > deadline:
-                        self.o.echo(f"error: lost the director: {e}")
+                    if trio.current_time() > self.deadline:
+                        self.o.echo(f"error: lost the director: {error}")
                         self.code = 1
                         break
-                    log.info("the director's connection: %s; again", e)
+                    log.info("the director's connection: %s; again", error)
                     await trio.sleep(RETRY)
             nursery.cancel_scope.cancel()
         return self.code if self.code is not None else 1
@@ -368,10 +375,11 @@ class EntrantNode:
                 statement = enter(me.identity, event, me.name, self.o.plays)
                 await send.send(_message("enter", statement.to_bytes()))
                 frames.authenticated(EVENT_LINK_ID)
-                for held in self.record.statements.values():  # what the director may lack
+                for held in list(self.record.statements.values()):  # what the director may lack
                     if held.author == me.identity.public_bytes:
                         await send.send(_message("s", held.to_bytes()))
                 self.o.echo(f"entered the event {spec.name!r} as {me.name}")
+                self.deadline = trio.current_time() + self.o.connect_wait  # from now on
                 if len(self.record):
                     self._progress()  # a restart: carry on from the folder
                 while not self.done.is_set():
@@ -471,12 +479,29 @@ class EntrantNode:
                 await self.where_changed.wait()
             return found
 
-        outcome = await play_table(seat, self.o.folder, table, entry, announce, host_address)
-        self.o.echo(f"round {table.round_number}, table {table.table + 1}: {outcome.message}")
+        if not table_played(seat, self.o.folder, table):
+            outcome = await play_table(seat, self.o.folder, table, entry, announce, host_address)
+            self.o.echo(f"round {table.round_number}, table {table.table + 1}: {outcome.message}")
         result = result_of(seat, self.o.folder, table, entry)
         self.record.add(result)
         self._send(result)
         self._progress()
+
+
+CONNECTION_ERRORS = (
+    OSError,
+    trio.BrokenResourceError,
+    trio.ClosedResourceError,
+    trio.TooSlowError,
+    FrameError,
+)
+
+
+def connection_lost(error: BaseException) -> bool:
+    """Whether ``error`` (a nursery's group of them too) only says a connection broke."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(connection_lost(inner) for inner in error.exceptions)
+    return isinstance(error, CONNECTION_ERRORS)
 
 
 def standings_lines(rows: list[Row]) -> list[str]:

@@ -8,6 +8,7 @@ the same table, and its games' ids bind them to this table of this event.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +18,15 @@ import trio
 from ..crypto.identity import Identity
 from ..net.node import Node, NodeOptions, Outcome
 from ..net.node import Player as NodePlayer
+from ..net.persist import SavedGame, SaveError, find_saved, load_saved
 from ..protocol.tally import GameRecord, TallyError, open_result, read_session_file
 from ..protocol.transcript import verify_transcript
-from ..tournament import Statement, TournamentError
-from ..tournament.record import table_result, table_settings
+from ..tournament import EntryList, Statement, TournamentError
+from ..tournament.record import expected_table_id, table_result, table_settings
 from ..tournament.service import TableToPlay
 from .folder import game_of, table_folder
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -41,15 +45,12 @@ async def play_table(
     seat: Seat,
     folder: Path,
     table: TableToPlay,
-    entry: object,
+    entry: EntryList,
     announce: Callable[[int], Awaitable[None]],
     host_address: Callable[[], Awaitable[tuple[str, int]]],
 ) -> Outcome:
     """Play the table: its host opens it (and ``announce``s its port), the others join it
     at the address ``host_address`` waits for."""
-    from ..tournament import EntryList
-
-    assert isinstance(entry, EntryList)
     config = table_settings(entry, table.round_number, table.table, table.members)
     where = table_folder(folder, table.round_number, table.table)
     where.mkdir(parents=True, exist_ok=True)
@@ -63,6 +64,10 @@ async def play_table(
         lobby_wait=seat.lobby_wait,
         fresh_player=seat.player,
     )
+    saved = _saved_game(options.transcript, seat.identity)
+    if saved is not None:  # this seat crashed in the middle of the table: back to it
+        options.transcript, options.name = saved.transcript, saved.name
+        return await Node(options).resume(saved)
     node = Node(options)
     if table.host == seat.identity.public_bytes:
         async with trio.open_nursery() as nursery:
@@ -78,17 +83,44 @@ async def play_table(
     return await node.join(host, port, expect=table.host)
 
 
+def _saved_game(transcript: Path, identity: Identity) -> SavedGame | None:
+    """The game of this table this seat was playing when it stopped, if the others may
+    still be waiting for it (as ``moska join`` run again finds it)."""
+    path = find_saved(transcript, identity.public_bytes)
+    if path is None:
+        return None
+    try:
+        saved = load_saved(path)
+    except SaveError as error:
+        log.warning("ignoring an unreadable saved game: %s", error)
+        return None
+    if saved.roster[saved.me].key != identity.public_bytes:
+        return None
+    if not saved.fresh():
+        saved.discard()  # the others have given up on it: nothing left to resume
+        return None
+    return saved
+
+
+def table_played(seat: Seat, folder: Path, table: TableToPlay) -> bool:
+    """Whether this seat's table is over already (a restart after its end, before its
+    result went out): its session's results are written, or its single game's transcript
+    is complete and nothing is left to resume."""
+    base = table_folder(folder, table.round_number, table.table) / f"{_file_name(seat.name)}.moska"
+    if base.with_name(f"{base.stem}-session{base.suffix}").exists():
+        return True
+    if not base.exists() or find_saved(base, seat.identity.public_bytes) is not None:
+        return False
+    return verify_transcript(base).valid
+
+
 def _file_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name) or "player"
 
 
-def result_of(seat: Seat, folder: Path, table: TableToPlay, entry: object) -> Statement:
+def result_of(seat: Seat, folder: Path, table: TableToPlay, entry: EntryList) -> Statement:
     """This member's signed result of its table, from its own transcripts (and its session's
     signed results, when the table played several games)."""
-    from ..tournament import EntryList
-    from ..tournament.record import expected_table_id
-
-    assert isinstance(entry, EntryList)
     where = table_folder(folder, table.round_number, table.table)
     base = where / f"{_file_name(seat.name)}.moska"
     key = expected_table_id(entry, table.round_number, table.table, table.members)

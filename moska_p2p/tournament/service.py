@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Collection
 from dataclasses import dataclass
 
 from ..crypto.identity import Identity
@@ -124,9 +123,10 @@ class Director:
         self.entrants[statement.author] = entrant
         return entrant
 
-    def step(self, connected: Collection[bytes], *, deadline: bool = False) -> list[Statement]:
-        """What the director signs now, given who is in contact; ``deadline``: the stage's
-        time is up, close it with what is in."""
+    def step(self, *, deadline: bool = False) -> list[Statement]:
+        """What the director signs now: a stage is closed once every entrant who owes an item
+        to it has sent it, or when ``deadline`` says the stage's time is up (then with what
+        is in: whoever did not answer in time is out of contact and sits the round out)."""
         state = follow(self.record)
         out: list[Statement] = []
         if state.entry is None:
@@ -142,7 +142,7 @@ class Director:
         if current is None:
             return out
         entry = state.entry
-        present = set(connected) & set(entry.entrant_keys())
+        everyone = set(entry.entrant_keys())
         number = current.number
         for stage in (COMMITS, REVEALS, RESULTS):
             found = current.stages[stage]
@@ -155,7 +155,7 @@ class Director:
             items = self.record.of(STAGE_KIND[stage], number)
             if stage == RESULTS:
                 items = [s for s in items if self._counts(state, current, s)]
-            expected = self._expected(state, current, stage, present)
+            expected = self._expected(current, stage, everyone)
             if deadline or expected <= {s.author for s in items}:
                 out.append(close(self.identity, self.event, number, stage, items))
             return self._keep(out)
@@ -175,16 +175,15 @@ class Director:
             return False
         return True
 
-    def _expected(
-        self, state: EventState, current: RoundState, stage: str, present: set[bytes]
-    ) -> set[bytes]:
+    def _expected(self, current: RoundState, stage: str, everyone: set[bytes]) -> set[bytes]:
+        """Who owes an item to the stage: every entrant a commitment, every committed one
+        its reveal, every seated one its table's result."""
         if stage == COMMITS:
-            return present
+            return everyone
         if stage == REVEALS:
             assert current.commit_set is not None
-            return present & set(current.commit_set.committed())
-        seated = {key for table in current.tables or [] for key in table}
-        return present & seated
+            return set(current.commit_set.committed())
+        return {key for table in current.tables or [] for key in table}
 
     def _keep(self, out: list[Statement]) -> list[Statement]:
         for statement in out:

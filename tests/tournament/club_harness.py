@@ -53,9 +53,8 @@ class Club:
                                      table.table, key, table.members, [game])])  # fmt: skip
 
     def run(self, rounds: int = 50) -> None:
-        present = {p.public_bytes for p in self.people}
         for _ in range(rounds):
-            self.carry(self.director.step(present))
+            self.carry(self.director.step())
             for role in self.roles:
                 self.carry(role.step())
             self.play_tables()

@@ -1,7 +1,11 @@
-"""A whole event with real processes on 127.0.0.1: a director and six bot entrants, each its
-own ``python -m moska_p2p tournament`` process with its own key and folder; two rounds of two
-tables of three, then a final table of the best three playing a session of two games. Every
-entrant ends well, every folder verifies, and every member's standings are the same board."""
+"""Whole events with real processes on 127.0.0.1: a director and six bot entrants, each its
+own ``python -m moska_p2p tournament`` process with its own key and folder.
+
+* two rounds of two tables of three, then a final table of the best three playing a session
+  of two games: every entrant ends well, every folder verifies, one board for all;
+* the director killed between the rounds and started again with the same command, and an
+  entrant killed at its table of round 2 and started again with the same command: the event
+  still ends, every folder verifies, one board for all."""
 
 from __future__ import annotations
 
@@ -110,3 +114,58 @@ def test_six_bots_play_an_event_and_every_folder_proves_the_same_standings(
     transcript.write_bytes(bytes(data))
     tampered = verify(tmp_path / "bot0")
     assert tampered.returncode == 1 and "INVALID" in tampered.stderr, tampered
+
+
+def director_args(tmp_path: Path, rounds: int, *extra: str) -> list[str]:
+    return ["direct", "--preset", "durak", "--seats", "3", "--rounds", str(rounds), "--games",
+            "1", "--entrants", "6", "--bind", "127.0.0.1", "--folder", str(tmp_path / "director"),
+            "--identity", str(tmp_path / "d.pem"), *extra]  # fmt: skip
+
+
+def entrant_args(tmp_path: Path, port: str, n: int) -> list[str]:
+    return ["enter", f"127.0.0.1:{port}", "--bot", "greedy", "--name", f"bot{n}", "--identity",
+            str(tmp_path / f"bot{n}.pem"), "--folder", str(tmp_path / f"bot{n}"), "--bind",
+            "127.0.0.1", "-q"]  # fmt: skip
+
+
+def test_a_director_and_an_entrant_killed_and_started_again_finish_the_event(
+    tmp_path: Path,
+) -> None:
+    procs: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
+
+    def run(name: str, args: list[str]) -> None:
+        runs = sum(1 for key in procs if key.startswith(name))
+        procs[f"{name}.{runs}"] = start(f"{name}.{runs}", args, tmp_path)
+
+    try:
+        run("director", director_args(tmp_path, 2, "--port", "0"))
+        port = wait_for(OPEN_LINE, procs["director.0"][1]).group(1)
+        for n in range(6):
+            run(f"bot{n}", entrant_args(tmp_path, port, n))
+        wait_for(re.compile("standings after round 1"), procs["director.0"][1], DEADLINE / 2)
+        procs["director.0"][0].kill()
+        procs["director.0"][0].wait()
+        run("director", director_args(tmp_path, 2, "--port", port))  # the same command
+        wait_for(re.compile("resuming the event"), procs["director.1"][1])
+        wait_for(re.compile("round 2: table"), procs["bot0.0"][1], DEADLINE / 2)
+        time.sleep(1.0)
+        procs["bot0.0"][0].kill()  # in the middle of its table, most likely
+        procs["bot0.0"][0].wait()
+        run("bot0", entrant_args(tmp_path, port, 0))
+        end = time.monotonic() + DEADLINE
+        for name, (popen, out) in procs.items():
+            if name in ("director.0", "bot0.0"):
+                continue
+            code = popen.wait(timeout=max(1.0, end - time.monotonic()))
+            assert code == 0, (name, out.read_text(errors="replace"))
+    finally:
+        for popen, _ in procs.values():
+            if popen.poll() is None:
+                popen.kill()
+                popen.wait()
+    boards = set()
+    for folder in ["director", *(f"bot{n}" for n in range(6))]:
+        report = verify_event(tmp_path / folder)
+        assert report.status == "valid", (folder, report.fault)
+        boards.add(digest(report.rows or []))
+    assert len(boards) == 1

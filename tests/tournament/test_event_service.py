@@ -30,8 +30,7 @@ def test_a_whole_event_gives_every_record_the_same_standings() -> None:
 
 def test_a_closure_that_leaves_out_an_entrants_commitment_is_refused_and_stops_the_event() -> None:
     club = Club()
-    present = {p.public_bytes for p in club.people}
-    club.carry(club.director.step(present))  # the entry list
+    club.carry(club.director.step())  # the entry list
     for role in club.roles:
         club.carry(role.step())  # acknowledgements
     for role in club.roles:
@@ -46,7 +45,7 @@ def test_a_closure_that_leaves_out_an_entrants_commitment_is_refused_and_stops_t
         club.carry(role.step())
     state = follow(record)
     assert state.conflicts and "bot2" in state.conflicts[0]
-    assert club.director.step(present) == []  # the event stops
+    assert club.director.step() == []  # the event stops
 
 
 def test_a_table_result_with_one_changed_loss_is_refused() -> None:
@@ -61,3 +60,25 @@ def test_a_table_result_with_one_changed_loss_is_refused() -> None:
     altered = dataclasses.replace(one, payload=pack(body))
     with pytest.raises(TournamentError, match="bad signature"):
         read(altered.to_bytes())
+
+
+def test_a_stage_waits_for_every_entrant_until_its_deadline_then_the_silent_sit_out() -> None:
+    club = Club()
+    club.carry(club.director.step())  # the entry list
+    for role in club.roles:
+        club.carry(role.step())  # acknowledgements
+    silent = club.roles.pop()  # it never commits (a crash, a lost network)
+    for role in club.roles:
+        club.carry(role.step())  # the others' commitments
+    assert club.director.step() == []  # one is missing: no closure before the deadline
+    club.carry(club.director.step(deadline=True))
+    for _ in range(3):
+        for role in club.roles:
+            club.carry(role.step())
+        club.carry(club.director.step())
+    first = follow(club.director.record).rounds[0]
+    assert first.draw is not None and first.draw.absent == (silent.me,)
+    assert first.tables is not None and sorted(len(t) for t in first.tables) == [
+        2,
+        3,
+    ]  # the five who committed
