@@ -136,7 +136,7 @@ def verify_event(folder: Path) -> EventReport:
         return EventReport(INVALID, str(error))
     if state.entry is None or state.entry.event != event:
         return EventReport(INVALID, "the folder holds no entry list of its event")
-    report = EventReport(VALID, state=state)
+    report = EventReport(VALID, state=state, lines=list(state.notes))
     if state.conflicts:
         report.status, report.fault = INVALID, "; ".join(state.conflicts)
         return report

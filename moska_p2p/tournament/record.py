@@ -322,6 +322,7 @@ class EventState:
     acked: set[bytes] = field(default_factory=set)
     rounds: list[RoundState] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # who sat a round out, and why
 
     @property
     def entry_closed(self) -> bool:
@@ -482,6 +483,16 @@ def _follow_round(
         if not reveals.closed:
             return False
         current.draw = draw(entry, current.commit_set, reveals.items)
+        why = (
+            (current.draw.absent, "no commitment in the commit set"),
+            (current.draw.withheld, "no reveal against the commit set"),
+            (current.draw.cheated, "revealed a secret that does not open its commitment: a cheat"),
+        )
+        for keys, reason in why:
+            state.notes += [
+                f"round {number}: {entry.entrant(k).label()} sits the round out ({reason})"
+                for k in keys
+            ]
         met = meetings([r.tables or [] for r in previous])
         players = current.draw.players
         current.tables = (

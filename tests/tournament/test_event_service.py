@@ -10,8 +10,18 @@ import pytest
 from club_harness import Club
 
 from moska_p2p.protocol.frames import pack
+from moska_p2p.protocol.tally import GameRecord
 from moska_p2p.tournament import TournamentError, digest, read
-from moska_p2p.tournament.record import COMMITS, close, follow
+from moska_p2p.tournament.record import (
+    COMMITS,
+    check_claim,
+    close,
+    expected_table_id,
+    follow,
+    read_result,
+    table_result,
+)
+from moska_p2p.tournament.signed import REVEAL, sign
 
 
 def test_a_whole_event_gives_every_record_the_same_standings() -> None:
@@ -82,3 +92,57 @@ def test_a_stage_waits_for_every_entrant_until_its_deadline_then_the_silent_sit_
         2,
         3,
     ]  # the five who committed
+
+
+def test_an_entrant_revealing_another_secret_is_named_and_sits_the_round_out() -> None:
+    """An entrant that sees the others' reveals first and reveals another secret (to seat
+    itself with a friend) cannot: the secret does not open its commitment, it is named a
+    cheat, forfeits the round, and the seed is the honest secrets'."""
+    club = Club()
+    club.carry(club.director.step())
+    for _ in range(2):  # acknowledgements, then commitments
+        for role in club.roles:
+            club.carry(role.step())
+    club.carry(club.director.step())  # the commit set closed...
+    for role in club.roles:
+        club.carry(role.step())  # ...and acknowledged
+    cheat, honest = club.roles[0], club.roles[1:]
+    for role in honest:
+        club.carry(role.step())  # the honest reveals
+    cset = follow(cheat.record).rounds[0].commit_set
+    assert cset is not None
+    chosen = bytes(32)  # a secret picked after seeing every other one
+    event = club.director.event
+    body: list[object] = [event, 1, chosen, cset.digest(event)]
+    club.carry([sign(cheat.identity, REVEAL, body)])
+    for _ in range(3):
+        club.carry(club.director.step())
+        for role in club.roles:  # the cheat acknowledges too: it wants to play
+            club.carry(role.step())
+    state = follow(club.director.record)
+    first = state.rounds[0]
+    assert first.draw is not None and first.draw.cheated == (cheat.me,)
+    assert any("bot0" in note and "a cheat" in note for note in state.notes)
+    assert first.tables is not None and cheat.me not in {k for t in first.tables for k in t}
+
+
+def test_a_result_of_another_table_or_evening_is_refused_and_never_counted() -> None:
+    """A member's result names its table's id, which the event, the round and the table
+    fix: the same players' result of another round (or evening) has another id."""
+    club = Club()
+    for _ in range(5):  # up to the first round's tables
+        club.carry(club.director.step())
+        for role in club.roles:
+            club.carry(role.step())
+    role = club.roles[0]
+    table = role.table_to_play()
+    entry = follow(role.record).entry
+    assert table is not None and entry is not None
+    other = expected_table_id(entry, 2, table.table, table.members)  # not this table's id
+    game = GameRecord(1, bytes(32), bytes(32), (0,), False, 0)
+    stale = table_result(role.identity, entry.event, 1, table.table, other, table.members, [game])
+    with pytest.raises(TournamentError, match="another table or evening"):
+        check_claim(entry, 1, table.table, table.members, read_result(stale))
+    club.carry([stale])
+    club.run()
+    assert stale not in follow(club.director.record).rounds[0].stages["results"].items
