@@ -96,7 +96,7 @@ class DirectorNode:
     o: DirectorOptions
     record: EventRecord = field(default_factory=EventRecord)
     connections: dict[bytes, Connection] = field(default_factory=dict)
-    where: dict[tuple[int, int], bytes] = field(default_factory=dict)  # -> the where message
+    where: dict[tuple[object, ...], bytes] = field(default_factory=dict)  # the where messages
     done: trio.Event = field(default_factory=trio.Event)
 
     def __post_init__(self) -> None:
@@ -268,9 +268,11 @@ class DirectorNode:
         if state.entry is None or statement.author not in state.entry.entrant_keys():
             raise TournamentError("a statement by somebody who is not an entrant")
         if statement.kind == TABLE:
+            where = statement.body()[1:]
+            if len(where) != 3 or not all(type(x) is int for x in where):
+                raise TournamentError("a table's address is [event, round, table, port]")
             message = _message("where", statement.to_bytes(), connection.address)
-            body_ = statement.body()
-            self.where[(int(body_[1]), int(body_[2]))] = message  # type: ignore[call-overload]
+            self.where[(where[0], where[1], statement.author)] = message
             self.record.add(statement)
             self._save()
             self._broadcast(message)
@@ -309,7 +311,7 @@ class EntrantNode:
         if (o.folder / "event.moska-event").exists():
             self.event, self.record = load(o.folder)  # a restart: what it had
         self.role = EntrantRole(o.seat.identity, self.record)
-        self.where: dict[tuple[int, int], tuple[str, int]] = {}
+        self.where: dict[tuple[int, int, bytes], tuple[str, int]] = {}  # (round, table, host)
         self.where_changed = trio.Event()
         self.playing: TableToPlay | None = None
         self.outbox: trio.MemorySendChannel[bytes] | None = None
@@ -410,7 +412,9 @@ class EntrantNode:
             body_ = statement.body()
             if statement.kind == TABLE and len(body_) == 4 and isinstance(rest[1], str):
                 self.record.add(statement)
-                self.where[(int(body_[1]), int(body_[2]))] = (rest[1], int(body_[3]))  # type: ignore[call-overload]
+                round_number, table, port = body_[1:]
+                if type(round_number) is int and type(table) is int and type(port) is int:
+                    self.where[(round_number, table, statement.author)] = (rest[1], port)
                 self.where_changed.set()
                 self.where_changed = trio.Event()
             return
@@ -474,10 +478,13 @@ class EntrantNode:
             self.record.add(said)
             self._send(said)
 
-        async def host_address() -> tuple[str, int]:
-            while (found := self.where.get((table.round_number, table.table))) is None:
+        async def host_address(tried: tuple[str, int] | None) -> tuple[str, int]:
+            """Where the table's host says it listens (only the host's word counts)."""
+            while True:
+                found = self.where.get((table.round_number, table.table, table.host))
+                if found is not None and found != tried:
+                    return found
                 await self.where_changed.wait()
-            return found
 
         if not table_played(seat, self.o.folder, table):
             outcome = await play_table(seat, self.o.folder, table, entry, announce, host_address)

@@ -19,6 +19,7 @@ from ..crypto.identity import Identity
 from ..net.node import Node, NodeOptions, Outcome
 from ..net.node import Player as NodePlayer
 from ..net.persist import SavedGame, SaveError, find_saved, load_saved
+from ..net.state import EXIT_FAILED
 from ..protocol.tally import GameRecord, TallyError, open_result, read_session_file
 from ..protocol.transcript import verify_transcript
 from ..tournament import EntryList, Statement, TournamentError
@@ -41,35 +42,45 @@ class Seat:
     lobby_wait: float = 300.0
 
 
+Address = tuple[str, int]
+
+
 async def play_table(
     seat: Seat,
     folder: Path,
     table: TableToPlay,
     entry: EntryList,
     announce: Callable[[int], Awaitable[None]],
-    host_address: Callable[[], Awaitable[tuple[str, int]]],
+    host_address: Callable[[Address | None], Awaitable[Address]],
 ) -> Outcome:
     """Play the table: its host opens it (and ``announce``s its port), the others join it
-    at the address ``host_address`` waits for."""
+    at the address ``host_address`` waits for (one other than the one given: a joiner that
+    could not reach the host waits for the host to say where it listens now, as after a
+    restart of the host before the table filled)."""
     config = table_settings(entry, table.round_number, table.table, table.members)
     where = table_folder(folder, table.round_number, table.table)
     where.mkdir(parents=True, exist_ok=True)
-    options = NodeOptions(
-        identity=seat.identity,
-        player=seat.player(),
-        transcript=where / f"{_file_name(seat.name)}.moska",
-        name=seat.name,
-        bind=seat.bind,
-        echo=seat.echo,
-        lobby_wait=seat.lobby_wait,
-        fresh_player=seat.player,
-    )
-    saved = _saved_game(options.transcript, seat.identity)
+    transcript = where / f"{_file_name(seat.name)}.moska"
+
+    def options() -> NodeOptions:
+        return NodeOptions(
+            identity=seat.identity,
+            player=seat.player(),
+            transcript=transcript,
+            name=seat.name,
+            bind=seat.bind,
+            echo=seat.echo,
+            lobby_wait=seat.lobby_wait,
+            fresh_player=seat.player,
+        )
+
+    saved = _saved_game(transcript, seat.identity)
     if saved is not None:  # this seat crashed in the middle of the table: back to it
-        options.transcript, options.name = saved.transcript, saved.name
-        return await Node(options).resume(saved)
-    node = Node(options)
+        resumed = options()
+        resumed.transcript, resumed.name = saved.transcript, saved.name
+        return await Node(resumed).resume(saved)
     if table.host == seat.identity.public_bytes:
+        node = Node(options())
         async with trio.open_nursery() as nursery:
 
             async def run_host(task_status: trio.TaskStatus[int]) -> None:
@@ -79,8 +90,20 @@ async def play_table(
             port = await nursery.start(run_host)
             await announce(port)
         return outcomes[0]
-    host, port = await host_address()
-    return await node.join(host, port, expect=table.host)
+    give_up = trio.current_time() + seat.lobby_wait
+    tried: Address | None = None
+    outcome = Outcome(EXIT_FAILED, "the table's host never said where its table listens")
+    while True:
+        address: Address | None = None
+        with trio.move_on_after(max(0.0, give_up - trio.current_time())):
+            address = await host_address(tried)
+        if address is None:
+            return outcome
+        outcome = await Node(options()).join(*address, expect=table.host)
+        sat_down = transcript.exists() or any(where.glob(f"{transcript.stem}-g*"))
+        if outcome.code == 0 or sat_down or trio.current_time() > give_up:
+            return outcome
+        tried = address
 
 
 def _saved_game(transcript: Path, identity: Identity) -> SavedGame | None:

@@ -243,7 +243,12 @@ def _check_session_results(claim: ResultClaim) -> None:
 
 
 def check_claim(
-    entry: EntryList, round_number: int, table: int, members: Sequence[bytes], claim: ResultClaim
+    entry: EntryList,
+    round_number: int,
+    table: int,
+    members: Sequence[bytes],
+    claim: ResultClaim,
+    expected: bytes | None = None,
 ) -> None:
     """:class:`TournamentError` unless ``claim`` is a member's result of this very table
     (its id is the one the event, round and table give) with the table's players."""
@@ -252,7 +257,9 @@ def check_claim(
         raise TournamentError(
             f"{author} signed a result of table {table + 1}, where it does not sit"
         )
-    if claim.table_key != expected_table_id(entry, round_number, table, members):
+    if expected is None:
+        expected = expected_table_id(entry, round_number, table, members)
+    if claim.table_key != expected:
         raise TournamentError(
             f"the result of table {table + 1} of round {round_number} by {author} is of another "
             "table or evening (its id is not this table's)"
@@ -273,8 +280,9 @@ def table_outcome(
     members signed the same result and none signed another; else no result (a table whose
     members disagree, or that left too few signed results, scores nothing that round)."""
     facts: dict[tuple[object, ...], ResultClaim] = {}
+    expected = expected_table_id(entry, round_number, table, members)
     for claim in claims:
-        check_claim(entry, round_number, table, members, claim)
+        check_claim(entry, round_number, table, members, claim, expected)
         facts.setdefault(claim.facts(), claim)
     signers = {c.statement.author for c in claims}
     if len(facts) != 1 or 2 * len(signers) <= len(members):
@@ -346,6 +354,7 @@ class EventRecord:
 
     def __init__(self) -> None:
         self.statements: dict[bytes, Statement] = {}
+        self.followed: tuple[tuple[bytes, ...], EventState] | None = None  # follow's last
 
     def add(self, statement: Statement) -> bool:
         """Keep ``statement``; whether it is new."""
@@ -369,7 +378,19 @@ class EventRecord:
 def follow(record: EventRecord) -> EventState:
     """What the record establishes, as far as it goes; :class:`TournamentError` for a
     statement that does not verify against the others (a closure by somebody other than the
-    director, an item it names that nobody has, published standings that differ)."""
+    director, an item it names that nobody has, published standings that differ).
+
+    The answer is kept until the record changes (the carrier asks after every message, and
+    a round's seating is a search): treat it as read-only."""
+    held = tuple(record.statements)
+    if record.followed is not None and record.followed[0] == held:
+        return record.followed[1]
+    state = _follow(record)
+    record.followed = (held, state)
+    return state
+
+
+def _follow(record: EventRecord) -> EventState:
     state = EventState()
     entries = record.of(ENTRY)
     if not entries:

@@ -3,6 +3,7 @@ the seating and the standings from the signed statements, refusing what does not
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,7 @@ def test_a_member_who_signs_an_altered_loss_leaves_its_table_without_a_result(
     _, record = load(folder)
     honest = record.of(RESULT, 1)[0]
     cheat = next(p for p in club.people if p.public_bytes == honest.author)
-    body = honest.body()
+    body = copy.deepcopy(honest.body())
     body[5] = [[*game[:3], [(game[3][0] + 1) % len(body[4])], *game[4:]] for game in body[5]]
     altered = sign(cheat, RESULT, body)
     record.add(altered)

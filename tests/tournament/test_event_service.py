@@ -4,6 +4,7 @@ a closure that leaves an entrant's item out is refused; an altered table result 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import pytest
@@ -65,7 +66,7 @@ def test_a_table_result_with_one_changed_loss_is_refused() -> None:
     results = record.of("tournament/result", 1)
     assert results
     one = results[0]
-    body = one.body()
+    body = copy.deepcopy(one.body())
     body[5][0][3] = [1]  # the loser's seat changed
     altered = dataclasses.replace(one, payload=pack(body))
     with pytest.raises(TournamentError, match="bad signature"):
