@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -220,6 +221,7 @@ def run_tables(folder: Path, shapes: list[list[int]], a: argparse.Namespace) -> 
 
 
 def main() -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the processes are killed too
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entrants", type=int, default=12)
     parser.add_argument("--seats", type=int, default=4)

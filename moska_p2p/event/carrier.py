@@ -108,7 +108,8 @@ class DirectorNode:
         entry = follow(self.record).entry
         if entry is not None:
             self.role.entrants = {e.key: e for e in entry.entrants}
-        self.shown = 0
+        self.shown = 0  # rounds whose standings were shown
+        self.seated = 0  # rounds whose tables were shown
         self.stage_started = trio.current_time() if _in_trio() else 0.0
         self.progress = -1
 
@@ -131,9 +132,15 @@ class DirectorNode:
         return 0
 
     async def _ticker(self) -> None:
+        """The director's decisions, and the folder, once a tick: a stage's statements come
+        in bursts, and the record is read once per burst, not once per statement."""
+        saved = len(self.record)
         while True:
             await trio.sleep(TICK)
             self._advance()
+            if len(self.record) != saved:
+                saved = len(self.record)
+                self._save()
 
     def _advance(self) -> None:
         state = follow(self.record)
@@ -165,6 +172,17 @@ class DirectorNode:
 
     def _show(self) -> None:
         state = follow(self.record)
+        assert state.entry is not None or not state.rounds
+        for current in state.rounds[self.seated :]:
+            if current.tables is None or state.entry is None:
+                break
+            self.seated += 1
+            for number, members in enumerate(current.tables, start=1):
+                names = ", ".join(state.entry.entrant(k).name for k in members)
+                self.o.echo(f"round {current.number}: table {number}: {names}")
+            for note in state.notes:
+                if note.startswith(f"round {current.number}:"):
+                    self.o.echo(note)
         done = [r for r in state.rounds if r.published is not None]
         if len(done) > self.shown and done[-1].rows is not None:
             self.shown = len(done)
@@ -264,28 +282,16 @@ class DirectorNode:
         statement = read(rest[0])
         if statement.event() != self.role.event:
             raise TournamentError("a statement of another event")
-        state = follow(self.record)
-        if state.entry is None or statement.author not in state.entry.entrant_keys():
-            raise TournamentError("a statement by somebody who is not an entrant")
+        self.role.admissible(statement)  # anything else would spoil every record
         if statement.kind == TABLE:
             where = statement.body()[1:]
-            if len(where) != 3 or not all(type(x) is int for x in where):
-                raise TournamentError("a table's address is [event, round, table, port]")
             message = _message("where", statement.to_bytes(), connection.address)
             self.where[(where[0], where[1], statement.author)] = message
             self.record.add(statement)
-            self._save()
             self._broadcast(message)
             return
         if self.record.add(statement):
-            try:
-                follow(self.record)
-            except TournamentError as error:  # it would spoil the record: not carried
-                del self.record.statements[next(reversed(self.record.statements))]
-                raise TournamentError(f"refused a {statement.kind}: {error}") from None
-            self._save()
             self._broadcast(_message("s", statement.to_bytes()))
-        self._advance()
 
 
 # ---------------------------------------------------------------------- the entrant
@@ -319,11 +325,13 @@ class EntrantNode:
         self.code: int | None = None
         self.deadline = 0.0  # when to give up on the director (trio time)
         self.done = trio.Event()
+        self.changed = trio.Event()  # statements came in since the last decisions
 
     async def run(self) -> int:
         self.deadline = trio.current_time() + self.o.connect_wait
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._tables)
+            nursery.start_soon(self._progressing)
             while not self.done.is_set():
                 try:
                     await self._session()
@@ -422,7 +430,16 @@ class EntrantNode:
             raise FrameError(f"unexpected message {kind!r}")
         statement = read(rest[0])
         if self.record.add(statement):
+            self.changed.set()
+
+    async def _progressing(self) -> None:
+        """The entrant's decisions once per burst of statements (a stage's statements come
+        together, and the record is read once for them all)."""
+        while not self.done.is_set():
+            await self.changed.wait()
+            self.changed = trio.Event()
             self._progress()
+            await trio.sleep(TICK / 4)
 
     def _progress(self) -> None:
         assert self.event is not None

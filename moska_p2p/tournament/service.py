@@ -28,7 +28,7 @@ import struct
 from dataclasses import dataclass
 
 from ..crypto.identity import Identity
-from .draw import commit, reveal
+from .draw import commit, commit_set, reveal
 from .entry import Entrant, acknowledge, close_entry
 from .record import (
     COMMITS,
@@ -47,10 +47,23 @@ from .record import (
     read_result,
     refuse_closure,
 )
-from .signed import ENTER, REFUSE, Statement, sign
+from .signed import (
+    ACK,
+    CLOSE_ACK,
+    COMMIT,
+    ENTER,
+    REFUSE,
+    RESULT,
+    REVEAL,
+    TABLE,
+    Statement,
+    sign,
+)
 from .spec import EventSpec, TournamentError, event_id
 
 SECRET_KIND = "tournament/secret"
+ENTRANT_KINDS = frozenset({ACK, COMMIT, REVEAL, CLOSE_ACK, REFUSE, TABLE, RESULT})
+"""What an entrant signs; the entry list, closures and standings are the director's."""
 
 
 def enter(identity: Identity, event: bytes, name: str, plays: str) -> Statement:
@@ -122,6 +135,46 @@ class Director:
             close_entry(self.identity, self.spec, self.nonce, [*others, entrant])
         self.entrants[statement.author] = entrant
         return entrant
+
+    def admissible(self, statement: Statement) -> None:
+        """:class:`TournamentError` unless ``statement`` is one an entrant may add to the
+        event's record: the director carries nothing that would spoil every member's record
+        (a second, different commitment or reveal, an acknowledgement of another list, a
+        statement only the director signs)."""
+        state = follow(self.record)
+        entry = state.entry
+        if entry is None or statement.author not in entry.entrant_keys():
+            raise TournamentError("a statement by somebody who is not an entrant")
+        if statement.event() != entry.event or statement.kind not in ENTRANT_KINDS:
+            raise TournamentError(f"an entrant does not sign a {statement.kind} of this event")
+        body = statement.body()
+        if statement.kind == ACK:
+            if body != [entry.event, entry.digest()]:
+                raise TournamentError(f"the acknowledgement by {statement.by()} is of another list")
+            return
+        number = body[1] if len(body) > 1 else None
+        if type(number) is not int or number < 1:
+            raise TournamentError(f"a {statement.kind} by {statement.by()} names no round")
+        if statement.kind == TABLE and (
+            len(body) != 4 or not all(type(x) is int for x in body[2:])
+        ):
+            raise TournamentError("a table's address is [event, round, table, port]")
+        if statement.kind in (COMMIT, REVEAL):
+            try:
+                if statement.kind == COMMIT:
+                    commit_set(entry, number, [statement])
+                elif len(body) != 4:
+                    raise TournamentError("a reveal is [event, round, secret, commit set]")
+            except TournamentError as error:
+                raise TournamentError(f"a {statement.kind} by {statement.by()}: {error}") from None
+            if any(
+                s.author == statement.author and s != statement
+                for s in self.record.of(statement.kind, number)
+            ):
+                raise TournamentError(
+                    f"{entry.entrant(statement.author).label()} signed a second, different "
+                    f"{statement.kind} for round {number}: not carried"
+                )
 
     def step(self, *, deadline: bool = False) -> list[Statement]:
         """What the director signs now: a stage is closed once every entrant who owes an item

@@ -99,6 +99,8 @@ def test_six_bots_play_an_event_and_every_folder_proves_the_same_standings(
     assert len(boards) == 1
     assert checked_tables[0] == 0 and sorted(checked_tables[1:]) == [2, 2, 2, 3, 3, 3]
     assert "after the final table" in (tmp_path / "bot0.out").read_text()
+    said = (tmp_path / "director.out").read_text()
+    assert "round 2: table 2: " in said and "round 3: table 1: " in said  # who plays where
 
     def verify(folder: Path) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

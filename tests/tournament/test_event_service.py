@@ -12,7 +12,7 @@ from club_harness import Club
 
 from moska_p2p.protocol.frames import pack
 from moska_p2p.protocol.tally import GameRecord
-from moska_p2p.tournament import TournamentError, digest, read
+from moska_p2p.tournament import TournamentError, commit, digest, read
 from moska_p2p.tournament.record import (
     COMMITS,
     check_claim,
@@ -147,3 +147,24 @@ def test_a_result_of_another_table_or_evening_is_refused_and_never_counted() -> 
     club.carry([stale])
     club.run()
     assert stale not in follow(club.director.record).rounds[0].stages["results"].items
+
+
+def test_the_director_carries_nothing_that_would_spoil_the_records() -> None:
+    club = Club()
+    club.carry(club.director.step())
+    for _ in range(2):  # acknowledgements, then commitments
+        for role in club.roles:
+            club.carry(role.step())
+    someone = club.roles[1]
+    event = club.director.event
+    for statement in club.director.record.of("tournament/commit", 1):
+        club.director.admissible(statement)  # each one once: carried
+    twice = commit(someone.identity, event, 1, bytes(32))
+    with pytest.raises(TournamentError, match="second, different tournament/commit"):
+        club.director.admissible(twice)
+    entry = follow(club.director.record).entry
+    assert entry is not None
+    with pytest.raises(TournamentError, match="does not sign a tournament/close"):
+        club.director.admissible(close(someone.identity, event, 1, COMMITS, []))
+    with pytest.raises(TournamentError, match="another list"):
+        club.director.admissible(sign(someone.identity, "tournament/ack", [event, bytes(32)]))
