@@ -69,6 +69,14 @@ def _decode(body: bytes) -> list[object]:
     return value
 
 
+async def _write_out(stream: trio.abc.SendStream, outbox: trio.MemoryReceiveChannel[bytes]) -> None:
+    """Send what is queued for a connection, in order (a slow reader never blocks the
+    others: the queue is its own)."""
+    async with outbox:
+        async for message in outbox:
+            await stream.send_all(message)
+
+
 StandingsPrinter = Callable[[list[Row], int, bool], None]
 """Shows the standings after a round (the rows, the round, whether it was the final)."""
 
@@ -223,13 +231,7 @@ class DirectorNode:
         send, receive = trio.open_memory_channel[bytes](10_000)
         connection: Connection | None = None
         async with trio.open_nursery() as nursery:
-
-            async def writer() -> None:
-                async with receive:
-                    async for message in receive:
-                        await stream.send_all(message)
-
-            nursery.start_soon(writer)
+            nursery.start_soon(_write_out, stream, receive)
             try:
                 await send.send(
                     _message(
@@ -356,13 +358,7 @@ class EntrantNode:
         self.outbox = send
         try:
             async with trio.open_nursery() as nursery:
-
-                async def writer() -> None:
-                    async with receive:
-                        async for message in receive:
-                            await stream.send_all(message)
-
-                nursery.start_soon(writer)
+                nursery.start_soon(_write_out, stream, receive)
                 with trio.fail_after(30):
                     first = await frames.receive()
                 if first is None:

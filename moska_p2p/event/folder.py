@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..net.persist import write_private
-from ..protocol.frames import MAX_FRAME, FrameError, pack, unpack
+from ..protocol.frames import FrameDecoder, FrameError, pack, unpack
 from ..protocol.tally import (
     GameRecord,
     TallyError,
@@ -76,16 +76,13 @@ def load(folder: Path) -> tuple[bytes, EventRecord]:
         data = path.read_bytes()
     except OSError as error:
         raise FolderError(f"{path}: {error.strerror or error}") from None
-    records: list[bytes] = []
-    at = 0
-    while at < len(data):
-        if at + 4 > len(data):
-            raise FolderError(f"{path.name}: truncated at byte {at}")
-        (length,) = struct.unpack(">I", data[at : at + 4])
-        if length > MAX_FRAME or at + 4 + length > len(data):
-            raise FolderError(f"{path.name}: a record at byte {at} runs past the end")
-        records.append(data[at + 4 : at + 4 + length])
-        at += 4 + length
+    decoder = FrameDecoder()
+    try:
+        records = decoder.feed(data)
+    except FrameError as error:
+        raise FolderError(f"{path.name}: {error}") from None
+    if decoder.pending:
+        raise FolderError(f"{path.name}: truncated (its last record is cut)")
     try:
         header = unpack(records[0]) if records else None
     except FrameError as error:
