@@ -32,7 +32,7 @@ from ..crypto.identity import Identity
 from ..net.wire import FrameStream, prefixed
 from ..protocol.frames import FrameError, pack, unpack
 from ..tournament import EventSpec, Row, Statement, TournamentError, read
-from ..tournament.record import EventRecord, follow, table_open
+from ..tournament.record import EventRecord, EventState, follow, table_open
 from ..tournament.service import Director, EntrantRole, TableToPlay, enter
 from ..tournament.signed import ENTER, TABLE
 from .folder import load, save, write_standings
@@ -191,12 +191,7 @@ class DirectorNode:
             for note in state.notes:
                 if note.startswith(f"round {current.number}:"):
                     self.o.echo(note)
-        done = [r for r in state.rounds if r.published is not None]
-        if len(done) > self.shown and done[-1].rows is not None:
-            self.shown = len(done)
-            write_standings(self.o.folder, standings_lines(done[-1].rows))
-            if self.o.show is not None:
-                self.o.show(done[-1].rows, done[-1].number, done[-1].final)
+        self.shown = show_standings(state, self.shown, self.o.folder, self.o.show)
 
     def _save(self) -> None:
         save(self.o.folder, self.role.event, self.record)
@@ -451,12 +446,7 @@ class EntrantNode:
         for statement in out:
             self._send(statement)
         save(self.o.folder, self.event, self.record)
-        done = [r for r in state.rounds if r.published is not None]
-        if len(done) > self.shown and done[-1].rows is not None:
-            self.shown = len(done)
-            write_standings(self.o.folder, standings_lines(done[-1].rows))
-            if self.o.show is not None:
-                self.o.show(done[-1].rows, done[-1].number, done[-1].final)
+        self.shown = show_standings(state, self.shown, self.o.folder, self.o.show)
         if state.conflicts:
             for conflict in state.conflicts:
                 self.o.echo(f"the event stops: {conflict}")
@@ -522,6 +512,20 @@ def connection_lost(error: BaseException) -> bool:
     if isinstance(error, BaseExceptionGroup):
         return all(connection_lost(inner) for inner in error.exceptions)
     return isinstance(error, CONNECTION_ERRORS)
+
+
+def show_standings(
+    state: EventState, shown: int, folder: Path, show: StandingsPrinter | None
+) -> int:
+    """Write (and show) the standings of a round published since the ``shown`` first ones;
+    how many are shown now."""
+    done = [r for r in state.rounds if r.published is not None]
+    if len(done) > shown and done[-1].rows is not None:
+        write_standings(folder, standings_lines(done[-1].rows))
+        if show is not None:
+            show(done[-1].rows, done[-1].number, done[-1].final)
+        return len(done)
+    return shown
 
 
 def standings_lines(rows: list[Row]) -> list[str]:
