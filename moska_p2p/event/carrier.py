@@ -35,7 +35,7 @@ from ..tournament import EventSpec, Row, Statement, TournamentError, read
 from ..tournament.record import EventRecord, EventState, follow, table_open
 from ..tournament.service import Director, EntrantRole, TableToPlay, enter
 from ..tournament.signed import ENTER, TABLE
-from .folder import load, save, write_standings
+from .folder import EVENT_FILE, load, save, write_standings
 from .tables import Seat, play_table, result_of, table_played
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,6 @@ class DirectorOptions:
     echo: Callable[[str], None] = print
     show: StandingsPrinter | None = None
     stage_timeout: float = STAGE_TIMEOUT
-    entry_wait: float = 3600.0
 
 
 @dataclass
@@ -108,7 +107,7 @@ class DirectorNode:
     done: trio.Event = field(default_factory=trio.Event)
 
     def __post_init__(self) -> None:
-        if (self.o.folder / "event.moska-event").exists():
+        if (self.o.folder / EVENT_FILE).exists():
             _, self.record = load(self.o.folder)  # the director resumes from its folder
         self.role = Director(
             self.o.identity, self.o.spec, self.o.nonce, self.record, self.o.entrants
@@ -118,7 +117,7 @@ class DirectorNode:
             self.role.entrants = {e.key: e for e in entry.entrants}
         self.shown = 0  # rounds whose standings were shown
         self.seated = 0  # rounds whose tables were shown
-        self.stage_started = trio.current_time() if _in_trio() else 0.0
+        self.stage_started = 0.0  # when the stage under way began (trio time, from run)
         self.progress = -1
 
     async def run(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> int:
@@ -311,7 +310,7 @@ class EntrantNode:
         self.o = o
         self.record = EventRecord()
         self.event: bytes | None = None
-        if (o.folder / "event.moska-event").exists():
+        if (o.folder / EVENT_FILE).exists():
             self.event, self.record = load(o.folder)  # a restart: what it had
         self.role = EntrantRole(o.seat.identity, self.record)
         self.where: dict[tuple[int, int, bytes], tuple[str, int]] = {}  # (round, table, host)
@@ -553,11 +552,3 @@ class _quiet:
         return isinstance(
             value, (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
         )
-
-
-def _in_trio() -> bool:
-    try:
-        trio.lowlevel.current_task()
-    except RuntimeError:
-        return False
-    return True
