@@ -238,9 +238,14 @@ def _enter(
         except (BotLoadError, ValueError) as error:
             raise fail(str(error)) from None
     me = _identity(identity, spec, name)
-    seat_name = name or (
-        Path(bot.split(":")[0]).stem if bot else "program" if program else "player"
-    )
+    seat_name = name or (Path(bot.split(":")[0]).stem if bot else "program" if program else "")
+    if not seat_name:  # a person: the login name, as at a table
+        import getpass
+
+        try:
+            seat_name = getpass.getuser() or "player"
+        except Exception:  # no login name (a container without a user entry)
+            seat_name = "player"
 
     def player() -> Player:
         if spec is None:
