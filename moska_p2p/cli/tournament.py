@@ -112,6 +112,9 @@ def tournament(
     wait: float = typer.Option(
         600.0, min=1.0, help="Seconds to wait for the director (enter) or a stage (direct)."
     ),
+    plain: bool = typer.Option(
+        False, "--plain", help="enter: lines instead of the full-screen table (no --bot)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
 ) -> None:
@@ -145,7 +148,9 @@ def tournament(
     if action == "enter":
         if address is None:
             raise fail("enter: name the director's HOST:PORT (it printed it)")
-        raise typer.Exit(_enter(address, name, bot, program, identity, folder, bind, wait, quiet))
+        raise typer.Exit(
+            _enter(address, name, bot, program, identity, folder, bind, wait, quiet, plain)
+        )
     raise fail(f"unknown action {action!r}: direct or enter")
 
 
@@ -215,6 +220,7 @@ def _enter(
     bind: str,
     wait: float,
     quiet: bool,
+    plain: bool = False,
 ) -> int:
     from ..bots.loader import BotLoadError, load_bot
     from ..event.carrier import EntrantNode, EntrantOptions
@@ -251,7 +257,7 @@ def _enter(
         if spec is None:
             from ..ui.terminal import TerminalPlayer
 
-            return PersonAtTable(TerminalPlayer([], auto_pass=0.8, pace=0.0))
+            return PersonAtTable(TerminalPlayer([], auto_pass=0.8, pace=0.0, plain=plain))
         return BotAtTable(load_bot(spec), echo=None if quiet else print)
 
     where = folder or _default_folder("enter", seat_name)
