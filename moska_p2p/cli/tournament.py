@@ -308,7 +308,8 @@ def verify_events(folders: list[Path], as_json: bool) -> int:
             typer.echo(f"valid: event {folder}: every round's draw, tables and standings recompute")
             for line in report.lines:
                 typer.echo(f"  {line}")
-            _show_standings(rows, len(report.state.rounds) if report.state else 0, False)
+            last = report.state.rounds[-1] if report.state and report.state.rounds else None
+            _show_standings(rows, last.number if last else 0, bool(last and last.final))
         elif report.status == INCOMPLETE:
             typer.echo(f"incomplete: event {folder}: {report.fault}", err=True)
         elif report.status == NOT_AN_EVENT:

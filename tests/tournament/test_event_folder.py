@@ -103,3 +103,20 @@ def test_an_event_cut_short_is_incomplete(tmp_path: Path) -> None:
     save(folder, club.director.event, club.director.record)
     report = verify_event(folder)
     assert report.status == "incomplete", report.fault
+
+
+def test_moska_verify_on_an_event_folder_says_so_by_its_exit_code(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from moska_p2p.cli import app
+
+    _, folder = finished(tmp_path / "done")
+    done = CliRunner().invoke(app, ["verify", str(folder)])
+    assert done.exit_code == 0 and "after the final table" in done.output, done.output
+    club = Club()
+    club.run(rounds=4)
+    save(tmp_path / "cut", club.director.event, club.director.record)
+    assert CliRunner().invoke(app, ["verify", str(tmp_path / "cut")]).exit_code == 3
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / EVENT_FILE).write_bytes(b"not an event")
+    assert CliRunner().invoke(app, ["verify", str(tmp_path / "junk")]).exit_code == 4
