@@ -53,6 +53,7 @@ from moska_p2p.protocol.frames import (
     encode_frame,
     open_frame,
     signed_frame,
+    unpack,
 )
 from moska_p2p.protocol.session import DONE, PeerSession
 from moska_p2p.protocol.simulate import Network, make_peers
@@ -178,7 +179,10 @@ def _check_payload(payload: bytes) -> m.Message | None:
     assert msg.version == m.VERSION and msg.type in m.MESSAGE_TYPES
     assert len(msg.game) == len(msg.sender) == len(msg.prev) == m.HASH
     assert 0 <= msg.seq <= 1 << 20
-    assert isinstance(msg.body, dict) and len(msg.heads) <= 6
+    assert isinstance(msg.body, m.Body) and len(msg.heads) <= 6
+    envelope = unpack(payload)
+    assert isinstance(envelope, dict)
+    assert m.to_wire(msg.body) == envelope["b"]  # the typed body gives back the map it came from
     return msg
 
 
@@ -729,7 +733,7 @@ def test_a_key_release_naming_a_position_twice_is_a_verdict() -> None:
         if kind != m.KEYS or forged:
             return [frame]
         msg = m.parse_payload(payload)
-        keys = list(msg.body["keys"])
+        keys = m.to_wire(msg.body)["keys"]
         body = {"keys": [*keys, keys[0]]}
         data = m.encode_payload(msg.game, msg.sender, msg.seq, msg.prev, m.KEYS, body, msg.heads)
         forged.append(encode_frame(m.KEYS, data, by_key[msg.sender].sign(m.KEYS, data)))

@@ -48,3 +48,58 @@ def test_a_benchmark_script_runs(script: str) -> None:
         pytest.skip("the checkout has no history with the old bot (a shallow clone)")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip()
+
+
+COMPARE = SCRIPTS / "compare_with_base.py"
+REPO = SCRIPTS.parent
+
+
+def git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
+
+
+@pytest.fixture
+def head() -> str:
+    found = git("rev-parse", "--verify", "HEAD^{commit}")
+    if found.returncode:
+        pytest.skip("not a git checkout: no base to compare with")
+    return found.stdout.strip()
+
+
+def compare(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(COMPARE), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_compare_with_base_finds_the_same_games_identical(head: str) -> None:
+    """The checkout against its own commit: the games replay byte for byte run to run."""
+    if git("status", "--porcelain", "--", "moska_p2p").stdout.strip():
+        pytest.skip("moska_p2p has uncommitted changes: the checkout is not its HEAD")
+    done = compare("--base", head, "--games", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "identical: 2 games" in done.stdout
+
+
+def test_compare_with_base_names_the_first_frame_a_change_moves(head: str, tmp_path: Path) -> None:
+    """A tree whose random bot always plays its last legal move differs from its base at the
+    first move that bot makes, and the report shows the two decoded frames."""
+    tree = tmp_path / "changed"
+    added = git("worktree", "add", "--detach", "--quiet", str(tree), head)
+    assert added.returncode == 0, added.stderr
+    try:
+        with (tree / "moska_p2p" / "bots" / "builtin.py").open("a") as source:
+            source.write(
+                "\nRandomBot.choose = lambda self, view, legal: legal[-1]  # type: ignore\n"
+            )
+        done = compare("--base", head, "--tree", str(tree), "--games", "1")
+    finally:
+        git("worktree", "remove", "--force", str(tree))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "DIFFERENT: game 0 (moska, 2 seats" in done.stdout
+    assert "at .wire[" in done.stdout
+    assert "base frame" in done.stdout and "current frame" in done.stdout

@@ -55,7 +55,12 @@ MODEL = "openskill-plackett-luce"
 
 class RatingsError(ValueError):
     """A ratings file that cannot be used: unreadable, damaged, foreign, newer, or of another
-    preset. The message is one line, naming the file."""
+    preset. The message is one line, naming the file. ``damaged``: its bytes are not JSON
+    (a club's leaderboard keeps such a file aside, ``ui/club_leaderboard.py``)."""
+
+    def __init__(self, message: str, *, damaged: bool = False) -> None:
+        super().__init__(message)
+        self.damaged = damaged
 
 
 def _now() -> str:
@@ -234,8 +239,9 @@ def _count(value: object) -> int | None:
     return value
 
 
-def _bot_record(name: str, data: object) -> BotRecord | str:
-    """The record of ``data``, or what is wrong with it."""
+def bot_record(name: str, data: object) -> BotRecord | str:
+    """The record of ``data`` (a ratings file's line: mu, sigma, games, updated), or what is
+    wrong with it; a club's leaderboard file reads its players' ratings with it too."""
     if not isinstance(data, dict):
         return f'bot "{name}" is not an object'
     mu, sigma = _number(data.get("mu")), _number(data.get("sigma"))
@@ -276,7 +282,7 @@ def parse(data: object, source: str) -> Leaderboard:
         raise RatingsError(f"{source}: damaged ratings file: no bots")
     board = Leaderboard(preset, runs, games, updated)
     for name, entry in bots.items():
-        record = _bot_record(str(name), entry)
+        record = bot_record(str(name), entry)
         if isinstance(record, str):
             raise RatingsError(f"{source}: damaged ratings file: {record}")
         board.bots[str(name)] = record
@@ -288,20 +294,11 @@ def load(path: Path, preset: str | None = None, *, missing_ok: bool = False) -> 
     is an empty leaderboard of ``preset``; with ``preset``, a file of another preset is
     refused. Raises :class:`RatingsError` (one line, naming the file)."""
     try:
-        text = path.read_bytes()
+        data = read_json(path, "ratings")
     except FileNotFoundError:
         if missing_ok and preset is not None:
             return Leaderboard(preset)
         raise RatingsError(f"{path}: no such ratings file") from None
-    except IsADirectoryError:
-        raise RatingsError(f"{path}: that is a folder; name a ratings file") from None
-    except OSError as error:
-        raise RatingsError(f"{path}: cannot read it: {error.strerror or error}") from None
-    try:
-        data = json.loads(text)
-    except (UnicodeDecodeError, ValueError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise RatingsError(f"{path}: not a ratings file (not JSON: {reason})") from None
     board = parse(data, str(path))
     if preset is not None and board.preset != preset:
         raise RatingsError(
@@ -310,11 +307,38 @@ def load(path: Path, preset: str | None = None, *, missing_ok: bool = False) -> 
     return board
 
 
+def read_json(path: Path, kind: str) -> object:
+    """The JSON value in the file at ``path``, a ``kind`` file as the messages name it.
+    ``FileNotFoundError`` as it is (a first run has none yet); :class:`RatingsError` (one
+    line, naming the file) for a folder, an unreadable file, or one that is not JSON (then
+    ``damaged``)."""
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise RatingsError(f"{path}: that is a folder; name a {kind} file") from None
+    except OSError as error:
+        raise RatingsError(f"{path}: cannot read it: {error.strerror or error}") from None
+    try:
+        return json.loads(text)
+    except (UnicodeDecodeError, ValueError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise RatingsError(
+            f"{path}: not a {kind} file (not JSON: {reason})", damaged=True
+        ) from None
+
+
 def save(path: Path, board: Leaderboard) -> None:
-    """Write ``board`` to ``path`` atomically: a temporary file beside it, flushed to disk,
-    renamed over it. Whatever stops this midway leaves the old file whole and no temporary
-    file behind. Raises ``OSError`` if it cannot be written."""
-    data = (json.dumps(board.to_json(), indent=2) + "\n").encode()
+    """Write ``board`` to ``path`` atomically (:func:`save_json`)."""
+    save_json(path, board.to_json())
+
+
+def save_json(path: Path, value: Mapping[str, Any]) -> None:
+    """Write ``value`` as JSON to ``path`` atomically: a temporary file beside it, flushed to
+    disk, renamed over it. Whatever stops this midway leaves the old file whole and no
+    temporary file behind. Raises ``OSError`` if it cannot be written."""
+    data = (json.dumps(value, indent=2) + "\n").encode()
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as file:

@@ -37,6 +37,8 @@ from .common import EXIT_INTERRUPTED, EXIT_USAGE, is_interrupt
 if TYPE_CHECKING:
     from typer.core import TyperGroup
 
+__all__ = ["COMMANDS", "app", "build_command", "main"]
+
 PLAY, RECORDS, BOTS, SETUP = "Play", "Records", "Bots and rules", "Setup"
 """The sections of ``moska --help``, in this order (as git and gh group theirs)."""
 

@@ -1,8 +1,9 @@
 """The network layer: peers on real TCP, with trio (DESIGN.md, "Network and user interface").
 
-The sockets and the peer's event loop are here; besides this package only the drivers that
-run a node import trio (:mod:`moska_p2p.table.networked` and :mod:`moska_p2p.table.seat`, the
-seat's side of the loop, and the ``host``/``join``/``watch``/``relay`` commands that start one).
+The sockets and the peer's event loop are here; besides this package only what runs beside
+a node imports trio: the seat's side of the loop (:mod:`moska_p2p.table.networked`,
+:mod:`moska_p2p.table.seat`), the spectator's screen (:mod:`moska_p2p.ui.spectate`) and the
+``host``/``join``/``watch``/``relay`` commands that start one.
 :mod:`.wire` holds the lobby and link messages and a framed reader, :mod:`.link` one game
 connection, :mod:`.persist` the files that let a crashed peer resume, :mod:`.discovery` the
 signed multicast beacon that lets tables be found on the LAN, and :mod:`.node` the peer
@@ -12,8 +13,89 @@ itself, which owns one part per job: :mod:`.links` (our port, handshakes, game l
 :mod:`.watch_host` (spectators); :mod:`.state` what they share and :mod:`.port` the seat's
 side (a bot or a person). Relays: :mod:`.relay_proto`, :mod:`.relay`, :mod:`.relay_client`,
 :mod:`.invite`; spectators' own side: :mod:`.watch`.
+
+``__all__`` is what the other packages use: the command line (the node, its options and
+outcome, invites, known peers, saved games, discovery, the relay, a spectator) and the
+table's network seat (the port).
 """
 
-from .node import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Node, NodeOptions, Outcome
+from .discovery import DiscoveryError, Found, FoundTable, Settings, find_tables, pick_table
+from .invite import PREFIX, Invite, InviteError, looks_like_invite, parse_invite
+from .known import (
+    STATEMENT,
+    KnownPeers,
+    KnownPeersError,
+    StatementError,
+    default_known_peers_path,
+    key_change_statement,
+    parse_statement,
+)
+from .links import listen_failure
+from .node import Node
+from .persist import (
+    SavedGame,
+    SaveError,
+    data_dir,
+    default_transcript,
+    find_saved,
+    load_saved,
+    load_secret,
+    resume_path,
+    secret_path,
+    write_private,
+)
+from .port import GamePort, Player, TableWait, table_wait
+from .relay import RelayServer
+from .relay_proto import ROOM_SIZE, Caps
+from .state import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, NodeOptions, Outcome
+from .watch import Watcher, WatchOptions
+from .wire import FrameStream, prefixed
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "Node", "NodeOptions", "Outcome"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "PREFIX",
+    "ROOM_SIZE",
+    "STATEMENT",
+    "Caps",
+    "DiscoveryError",
+    "Found",
+    "FoundTable",
+    "FrameStream",
+    "GamePort",
+    "Invite",
+    "InviteError",
+    "KnownPeers",
+    "KnownPeersError",
+    "Node",
+    "NodeOptions",
+    "Outcome",
+    "Player",
+    "RelayServer",
+    "SaveError",
+    "SavedGame",
+    "Settings",
+    "StatementError",
+    "TableWait",
+    "WatchOptions",
+    "Watcher",
+    "data_dir",
+    "default_known_peers_path",
+    "default_transcript",
+    "find_saved",
+    "find_tables",
+    "key_change_statement",
+    "listen_failure",
+    "load_saved",
+    "load_secret",
+    "looks_like_invite",
+    "parse_invite",
+    "parse_statement",
+    "pick_table",
+    "prefixed",
+    "resume_path",
+    "secret_path",
+    "table_wait",
+    "write_private",
+]

@@ -70,6 +70,7 @@ from ..protocol.frames import (
     Spec,
     check_fields,
     open_frame,
+    require,
     signed_frame,
     unpack,
 )
@@ -309,29 +310,26 @@ def parse_announcement(data: bytes, address: str) -> FoundTable:
     if len(obj) > 32:
         raise FrameError("an announcement with too many fields")
     fields = check_fields(obj, _SPEC, allow_extra=True)
-    key = fields["key"]
-    assert isinstance(key, bytes)
+    # Each field read as its checked type (require checks it again, and says so to mypy).
+    key = require(fields, "key", bytes)
     if not is_acceptable_public_key(key):
         raise FrameError("an announcement from a key that cannot be a player's")
     if not verify(key, BEACON, payload, signature):
         raise FrameError("an announcement with a bad signature")
-    options = fields["options"]
-    assert isinstance(options, dict)
+    options = require(fields, "options", dict)
     if not all(isinstance(v, str) for v in options.values()):
         raise FrameError("table options must be text")
-    timeout = float(fields["timeout"])  # type: ignore[arg-type]
+    number = fields["timeout"]
+    timeout = float(number) if isinstance(number, int | float) else math.nan
     if not math.isfinite(timeout) or timeout <= 0:
         raise FrameError("a table timeout must be a positive number")
-    players, seats = fields["players"], fields["seats"]
-    assert isinstance(players, int) and isinstance(seats, int)
+    players, seats = require(fields, "players", int), require(fields, "seats", int)
     if seats > players:
         raise FrameError("more seats taken than the table has")
-    name, preset, port, version, tag, seq, is_open = (
-        fields[k] for k in ("name", "preset", "port", "version", "table", "seq", "open")
-    )
-    assert isinstance(name, str) and isinstance(preset, str) and isinstance(tag, bytes)
-    assert isinstance(port, int) and isinstance(version, int) and isinstance(seq, int)
-    assert isinstance(is_open, bool)
+    name, preset = require(fields, "name", str), require(fields, "preset", str)
+    port, version = require(fields, "port", int), require(fields, "version", int)
+    tag, seq = require(fields, "table", bytes), require(fields, "seq", int)
+    is_open = require(fields, "open", bool)
     return FoundTable(
         address=address,
         port=port,

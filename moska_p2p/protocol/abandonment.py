@@ -162,7 +162,8 @@ class Abandonment:
     def on_silent(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """A statement (this peer's own included): kept, and the quorum checked."""
         host = self.host
-        culprit, point = msg.body["culprit"], msg.body["point"]
+        body = msg.body_as(m.SilentBody)
+        culprit, point = body.culprit, body.point
         if culprit not in host.peers or culprit == peer.key:
             raise Violation(
                 v.PROTOCOL, peer.key, "a statement of silence about itself or nobody", (frame,)

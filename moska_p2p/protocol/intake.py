@@ -29,7 +29,8 @@ LIMBO_BYTES = 1 << 20
 class Gate(Protocol):
     """What the intake reads of the session, and how it stops it (a violation)."""
 
-    _out: list[v.Output]
+    def emit(self, output: v.Output) -> None:
+        """Add an event (a rejected frame) to what the session returns."""
 
     @property
     def stage(self) -> int: ...
@@ -49,7 +50,8 @@ class Gate(Protocol):
     @property
     def heads(self) -> Heads: ...
 
-    def _violation(self, violation: Violation) -> None: ...
+    def stop_for(self, violation: Violation) -> None:
+        """Stop the session with a verdict naming the violation's sender."""
 
     def heard_from(self, peer: Peer) -> None: ...
 
@@ -82,16 +84,16 @@ class Intake:
         except FrameError as error:
             # (A verdict's evidence is another matter: whoever signed the verdict chose it.)
             corrupt = self.evidence_depth == 0
-            self.host._out.append(v.Rejected(f"malformed frame: {error}", corrupt=corrupt))
+            self.host.emit(v.Rejected(f"malformed frame: {error}", corrupt=corrupt))
             return False
         if msg.hash in self.seen:
             return False  # a copy (relays make copies normal; a replay changes nothing)
         peer = self.host.peers.get(msg.sender)
         if peer is None:
-            self.host._out.append(v.Rejected("a frame from a key that is not at this table"))
+            self.host.emit(v.Rejected("a frame from a key that is not at this table"))
             return False
         if kind != msg.type or not verify(msg.sender, kind, payload, signature):
-            self.host._out.append(
+            self.host.emit(
                 v.Rejected(
                     f"a forged signature (claims seq {msg.seq})",
                     corrupt=self.evidence_depth == 0,
@@ -105,7 +107,7 @@ class Intake:
         """A validly signed message from a roster member: dedupe, check game, queue."""
         expected = self.host.table_id if msg.seq == 0 else self.host.game_id
         if msg.seq == 0 and msg.type != m.HELLO:
-            self.host._out.append(v.Rejected("a first message that is not a hello"))
+            self.host.emit(v.Rejected("a first message that is not a hello"))
             return
         if msg.type == m.VERDICT:
             # Its evidence counts as if it had arrived on its own, at once and whatever the
@@ -124,17 +126,17 @@ class Intake:
         if expected is None:
             held = sum(len(f) for _, f in self.limbo)
             if len(self.limbo) >= LIMBO_FRAMES or held + len(frame) > LIMBO_BYTES:
-                self.host._out.append(v.Rejected("too many frames before every hello arrived"))
+                self.host.emit(v.Rejected("too many frames before every hello arrived"))
                 return
             self.seen.add(msg.hash)  # a later copy is dropped like any duplicate
             self.limbo.append((msg, frame))  # the game id is not known yet
             return
         if msg.game != expected:
-            self.host._out.append(v.Rejected("a frame from another game or table"))
+            self.host.emit(v.Rejected("a frame from another game or table"))
             return
         peer = self.host.peers[msg.sender]
         if len(msg.heads) != len(self.host.roster):
-            self.host._violation(
+            self.host.stop_for(
                 Violation(
                     v.PROTOCOL,
                     msg.sender,
@@ -145,7 +147,7 @@ class Intake:
             return
         earlier = peer.held(msg.seq)
         if earlier is not None:
-            self.host._violation(
+            self.host.stop_for(
                 Violation(
                     v.EQUIVOCATION,
                     msg.sender,
@@ -158,7 +160,7 @@ class Intake:
             return
         refusal = peer.refusal(msg, frame)
         if refusal is not None:
-            self.host._violation(Violation(v.PROTOCOL, msg.sender, refusal, (frame,)))
+            self.host.stop_for(Violation(v.PROTOCOL, msg.sender, refusal, (frame,)))
             return
         self.seen.add(msg.hash)
         self.host.heard_from(peer)  # its contact clock (§15.1), relayed frames included
@@ -173,7 +175,7 @@ class Intake:
             return
         self.evidence_depth += 1
         try:
-            for evidence in msg.body["evidence"]:
+            for evidence in msg.body_as(m.VerdictBody).evidence:
                 if self.host.stage == STOPPED:
                     return
                 self.ingest(evidence)

@@ -7,15 +7,19 @@ member in roster order, ``[n, hash8]``, how many of its messages the sender had 
 the first 8 bytes of the last one's hash (``[0, b""]`` for none). Heads let peers notice that
 they hold different messages under one sequence number without relaying every frame.
 PROTOCOL.md in ``protocol/`` is the reference; this module is its executable form: any field
-of the wrong type or size is refused before the message goes further.
+of the wrong type or size is refused before the message goes further. A body that passes
+becomes the frozen dataclass of its kind (:class:`HelloBody` ... :class:`VerdictBody`), so
+what reads it reads typed attributes; :func:`to_wire` gives back the map a forging tool edits.
 """
 
 from __future__ import annotations
 
+import builtins
+import dataclasses
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .frames import FrameError, pack, unpack
 
@@ -47,6 +51,118 @@ def payload_hash(payload: bytes) -> bytes:
     return hashlib.sha256(payload).digest()
 
 
+KeyPair = tuple[int, bytes]
+"""A deck position and a seat's key for it."""
+
+
+@dataclass(frozen=True)
+class HelloBody:
+    name: str
+    nonce: bytes
+    seat_commit: bytes
+    config: dict[str, Any]  # the table's settings as on the wire (TableConfig.from_wire)
+    roster: tuple[bytes, ...]
+
+
+@dataclass(frozen=True)
+class SeatBody:
+    secret: bytes
+
+
+@dataclass(frozen=True)
+class Shuffle1Body:
+    scalar: bytes
+    points: tuple[bytes, ...]
+    proof: bytes
+
+
+@dataclass(frozen=True)
+class Shuffle2Body:
+    points: tuple[bytes, ...]
+    keys: tuple[bytes, ...]
+    proof: bytes
+
+
+@dataclass(frozen=True)
+class KeysBody:
+    keys: tuple[KeyPair, ...]
+
+
+@dataclass(frozen=True)
+class DiscloseBody:
+    keys: tuple[KeyPair, ...]
+
+
+@dataclass(frozen=True)
+class MoveBody:
+    move: str
+    state: bytes
+    cards: tuple[KeyPair, ...]
+
+
+@dataclass(frozen=True)
+class ClaimBody:
+    rank: int
+    card: KeyPair | None  # None: "none of that rank" (RULES D3)
+
+
+@dataclass(frozen=True)
+class ResultBody:
+    state: bytes
+    losers: tuple[int, ...]
+    transcript: bytes
+
+
+@dataclass(frozen=True)
+class LeaveBody:
+    reason: str
+
+
+@dataclass(frozen=True)
+class WaitBody:
+    pass
+
+
+@dataclass(frozen=True)
+class SilentBody:
+    culprit: bytes
+    point: int
+
+
+@dataclass(frozen=True)
+class VerdictBody:
+    kind: str
+    culprits: tuple[bytes, ...]
+    reason: str
+    evidence: tuple[bytes, ...]
+    relayed: tuple[bytes, ...] | None  # None: signed before the field existed (§7.11)
+
+
+Body = (
+    HelloBody | SeatBody | Shuffle1Body | Shuffle2Body | KeysBody | DiscloseBody | MoveBody
+    | ClaimBody | ResultBody | LeaveBody | WaitBody | SilentBody | VerdictBody
+)  # fmt: skip
+_B = TypeVar("_B", bound=Body)
+
+
+def to_wire(body: Body) -> dict[str, Any]:
+    """The map of ``body`` as it goes on the wire (fields in their order, arrays as lists;
+    a verdict's absent ``relayed`` stays absent): what a test or a fuzzer edits and signs."""
+    out: dict[str, Any] = {}
+    for field in dataclasses.fields(body):
+        value = getattr(body, field.name)
+        if value is None and field.name in _OPTIONAL.get(_KIND_OF[type(body)], ()):
+            continue
+        out[field.name] = _as_lists(value)
+    return out
+
+
+def _as_lists(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_as_lists(item) for item in value]
+    return value
+
+
 @dataclass(frozen=True)
 class Message:
     version: int
@@ -55,13 +171,19 @@ class Message:
     seq: int
     prev: bytes
     type: str
-    body: Mapping[str, Any]
+    body: Body
     payload: bytes
     heads: tuple[tuple[int, bytes], ...] = ()
 
     @property
     def hash(self) -> bytes:
         return payload_hash(self.payload)
+
+    def body_as(self, kind: builtins.type[_B]) -> _B:
+        """The body, as the class its type says it is (a handler of that type reads it so)."""
+        if not isinstance(self.body, kind):
+            raise TypeError(f"a {self.type} message has no {kind.__name__}")
+        return self.body
 
 
 def _bytes(value: Any, what: str, size: int | None = HASH) -> bytes:
@@ -96,19 +218,19 @@ def _list(value: Any, what: str, limit: int = MAX_POSITIONS) -> list[Any]:
     return value
 
 
-def _keys_list(value: Any, what: str) -> list[tuple[int, bytes]]:
+def _keys_list(value: Any, what: str) -> tuple[KeyPair, ...]:
     out = []
     for item in _list(value, what):
         pair = _list(item, f"an entry of {what}", 2)
         if len(pair) != 2:
             raise MessageError(f"an entry of {what} must be [position, key]")
         out.append((_int(pair[0], "a position", 0, MAX_POSITIONS - 1), _bytes(pair[1], "a key")))
-    return out
+    return tuple(out)
 
 
-def _check_body(kind: str, body: Mapping[str, Any]) -> None:
-    """Raise MessageError unless ``body`` has exactly the fields of ``kind`` (those of
-    :data:`_OPTIONAL` may be absent), well typed."""
+def _check_body(kind: str, body: Mapping[str, Any]) -> Body:
+    """The typed body of ``kind``; MessageError unless ``body`` has exactly its fields (those
+    of :data:`_OPTIONAL` may be absent), well typed."""
     expected = _FIELDS.get(kind)
     if expected is None:
         raise MessageError(f'unknown message type "{kind}"')
@@ -117,61 +239,63 @@ def _check_body(kind: str, body: Mapping[str, Any]) -> None:
         missing = sorted(set(expected) - optional - set(body))
         extra = sorted(set(body) - set(expected))
         raise MessageError(f"{kind} body: missing {missing}, unexpected {extra}")
+    values: dict[str, Any] = {name: None for name in optional}  # absent: None
     for name, check in expected.items():
         if name in body:
-            check(body[name], f"{kind}.{name}")
+            values[name] = check(body[name], f"{kind}.{name}")
+    return _CLASS[kind](**values)
 
 
-def _points(value: Any, what: str) -> None:
-    for item in _list(value, what):
-        _bytes(item, f"an item of {what}")
+def _points(value: Any, what: str) -> tuple[bytes, ...]:
+    return tuple(_bytes(item, f"an item of {what}") for item in _list(value, what))
 
 
-def _proof(value: Any, what: str) -> None:
+def _proof(value: Any, what: str) -> bytes:
     """A proof is opaque bytes here; its exact size depends on the deck and is checked by the
     deck phase (a wrong size is the sender's fault, named in a verdict)."""
     limit = (SHUFFLE_PROOF_ITEMS * MAX_POSITIONS + 5) * HASH
     if not isinstance(value, bytes) or len(value) > limit:
         raise MessageError(f"{what} must be bytes of at most {limit}")
+    return value
 
 
-def _evidence(value: Any, what: str) -> None:
+def _evidence(value: Any, what: str) -> tuple[bytes, ...]:
     for item in _list(value, what, MAX_EVIDENCE):
         _bytes(item, f"an item of {what}", None)
         if len(item) > MAX_EVIDENCE_FRAME:
             raise MessageError(f"an item of {what} is longer than {MAX_EVIDENCE_FRAME} bytes")
     if sum(len(item) for item in value) > MAX_EVIDENCE_BYTES:
         raise MessageError(f"{what} holds more than {MAX_EVIDENCE_BYTES} bytes")
+    return tuple(value)
 
 
-def _claim_card(value: Any, what: str) -> None:
-    if value is not None:
-        _keys_list([value], what)
+def _claim_card(value: Any, what: str) -> KeyPair | None:
+    return None if value is None else _keys_list([value], what)[0]
 
 
-def _config(value: Any, what: str) -> None:
+def _config(value: Any, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise MessageError(f"{what} must be a map")
+    return value
 
 
-def _roster(value: Any, what: str) -> None:
-    for item in _list(value, what, 6):
-        _bytes(item, f"a key of {what}")
+def _roster(value: Any, what: str) -> tuple[bytes, ...]:
+    return tuple(_bytes(item, f"a key of {what}") for item in _list(value, what, 6))
 
 
-def _relayed(value: Any, what: str) -> None:
+def _relayed(value: Any, what: str) -> tuple[bytes, ...]:
     """The keys of the peers whose link to the verdict's signer went through a relay."""
-    _roster(value, what)
-    if len(set(value)) != len(value):
+    keys = _roster(value, what)
+    if len(set(keys)) != len(keys):
         raise MessageError(f"{what} names a key twice")
+    return keys
 
 
-def _losers(value: Any, what: str) -> None:
-    for item in _list(value, what, 6):
-        _int(item, f"a seat of {what}", 0, 5)
+def _losers(value: Any, what: str) -> tuple[int, ...]:
+    return tuple(_int(item, f"a seat of {what}", 0, 5) for item in _list(value, what, 6))
 
 
-_Check = Callable[[Any, str], object]
+_Check = Callable[[Any, str], Any]
 _FIELDS: dict[str, dict[str, _Check]] = {
     HELLO: {
         "name": lambda v, w: _str(v, w, MAX_NAME),
@@ -207,6 +331,23 @@ MESSAGE_TYPES = tuple(_FIELDS)
 _OPTIONAL: dict[str, frozenset[str]] = {VERDICT: frozenset({"relayed"})}
 """Fields a reader accepts without: a verdict signed before its ``relayed`` field existed
 (PROTOCOL.md §7.11) says nothing about its signer's paths. Every verdict made now has it."""
+_CLASS: dict[str, type[Body]] = {
+    HELLO: HelloBody,
+    SEAT: SeatBody,
+    SHUFFLE1: Shuffle1Body,
+    SHUFFLE2: Shuffle2Body,
+    KEYS: KeysBody,
+    DISCLOSE: DiscloseBody,
+    MOVE: MoveBody,
+    CLAIM: ClaimBody,
+    RESULT: ResultBody,
+    LEAVE: LeaveBody,
+    WAIT: WaitBody,
+    SILENT: SilentBody,
+    VERDICT: VerdictBody,
+}
+"""The class of each kind's body (its fields those of :data:`_FIELDS`, in that order)."""
+_KIND_OF = {cls: kind for kind, cls in _CLASS.items()}
 
 
 def parse_payload(payload: bytes) -> Message:
@@ -223,7 +364,7 @@ def parse_payload(payload: bytes) -> Message:
     body = data["b"]
     if not isinstance(body, dict):
         raise MessageError("the body must be a map")
-    _check_body(kind, body)
+    typed = _check_body(kind, body)
     return Message(
         version,
         _bytes(data["g"], "g"),
@@ -231,7 +372,7 @@ def parse_payload(payload: bytes) -> Message:
         _int(data["s"], "s", 0, 1 << 20),
         _bytes(data["p"], "p"),
         kind,
-        body,
+        typed,
         payload,
         _heads(data["h"]),
     )

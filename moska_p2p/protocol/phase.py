@@ -12,10 +12,11 @@ its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import messages as m
 from . import verdict as v
 from .ordering import SenderLog
 
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
     from ..engine import Game
     from .config import TableConfig
     from .deck_phase import DeckPhase
+
+
+Handler = Callable[["Peer", m.Message, bytes], None]
+"""What applies one message (its sender, the message, its signed frame), or raises
+:class:`Wait` or :class:`Violation`."""
 
 
 class Wait(Exception):
@@ -59,17 +65,21 @@ class Peer(SenderLog):
 class Host(Protocol):
     """The session as its phases see it: the table, the stage, and the way out.
 
-    ``_begin_game`` sets the game id once every hello is in (and admits the frames that
-    came before it); ``_send`` signs a message as this peer, applies it here at once (so the
-    transcript keeps cause before effect) and queues it for every other peer; ``_send_claim``
+    ``begin_game`` sets the game id once every hello is in (and admits the frames that
+    came before it); ``send`` signs a message as this peer, applies it here at once (so the
+    transcript keeps cause before effect) and queues it for every other peer; ``send_claim``
     sends this peer's D3 claim for the round under way (the session's own method, so that a
-    test can make a lying client by replacing it); ``_out`` takes the events the session
-    returns.
+    test can make a lying client by replacing it); ``emit`` adds an event to what the
+    session returns.
     """
 
-    stage: int
     transcript: list[bytes]
-    _out: list[v.Output]
+
+    @property
+    def stage(self) -> int: ...
+
+    def enter(self, stage: int) -> None:
+        """Move to ``stage`` (:mod:`.stages`): only along an edge of ``stages.EDGES``."""
 
     @property
     def game_id(self) -> bytes | None: ...
@@ -110,11 +120,13 @@ class Host(Protocol):
     @property
     def game(self) -> Game | None: ...
 
-    def _begin_game(self, game_id: bytes) -> None: ...
+    def emit(self, output: v.Output) -> None: ...
 
-    def _send(self, kind: str, body: dict[str, Any]) -> None: ...
+    def begin_game(self, game_id: bytes) -> None: ...
 
-    def _send_claim(self) -> None: ...
+    def send(self, kind: str, body: dict[str, Any]) -> None: ...
+
+    def send_claim(self) -> None: ...
 
 
 class Phase(Protocol):
@@ -129,3 +141,6 @@ class Phase(Protocol):
 
     def waiting_on(self) -> list[bytes]:
         """The peers whose messages the current stage waits for."""
+
+    def handlers(self) -> dict[str, Handler]:
+        """The message kinds the phase takes, each with its handler (``on_<kind>``)."""

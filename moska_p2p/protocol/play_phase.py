@@ -27,7 +27,7 @@ from ..engine.moves import ATTACK, BEG, EXCHANGE, KILL, SELF, TRANSFER, TRANSFER
 from . import messages as m
 from . import verdict as v
 from .claims import ClaimBook, Denial
-from .phase import Host, Peer, Violation, Wait
+from .phase import Handler, Host, Peer, Violation, Wait
 from .reveals import Reveals
 from .stages import DISCLOSE, DONE, PLAY, RESULT
 
@@ -97,8 +97,8 @@ class PlayPhase:
             self.send_result()
             return True
         elif host.stage == RESULT and all(p.result is not None for p in host.peers.values()):
-            host.stage = DONE
-            host._out.append(v.Finished(self.losers, self.final_hash))
+            host.enter(DONE)
+            host.emit(v.Finished(self.losers, self.final_hash))
             return True
         return False
 
@@ -140,6 +140,15 @@ class PlayPhase:
     # The stage table (stages.py) hands each kind over in its own stage only: keys, moves
     # and claims in play, a disclosure in disclose, a result in result.
 
+    def handlers(self) -> dict[str, Handler]:
+        return {
+            m.KEYS: self.on_keys,
+            m.MOVE: self.on_move,
+            m.CLAIM: self.on_claim,
+            m.DISCLOSE: self.on_disclose,
+            m.RESULT: self.on_result,
+        }
+
     def on_keys(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         self.reveals.take_keys(peer, msg, frame)
         self.after_engine_step(learn=False)
@@ -147,7 +156,8 @@ class PlayPhase:
     def on_move(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         g = self.game
         assert g is not None
-        state = msg.body["state"].hex()
+        body = msg.body_as(m.MoveBody)
+        state = body.state.hex()
         current = g.state_hash()
         if state != current:
             if state in self.past_states:
@@ -164,12 +174,12 @@ class PlayPhase:
                 (frame,),
             )
         try:
-            move = parse_move(msg.body["move"])
+            move = parse_move(body.move)
         except ValueError as error:
             raise Violation(v.ILLEGAL_MOVE, peer.key, str(error), (frame,)) from None
         named = set(hand_cards(g, move))
         shown = []
-        for pos, key in msg.body["cards"]:
+        for pos, key in body.cards:
             card = self.reveals.shown_card(peer, seat, pos, key, frame, v.ILLEGAL_MOVE)
             if card not in named:
                 raise Violation(
@@ -191,7 +201,7 @@ class PlayPhase:
         self.past_states.add(current)
         g.play(move, seat=seat)
         self.moves.append((seat, str(move)))
-        self.host._out.append(v.Moved(seat, str(move)))
+        self.host.emit(v.Moved(seat, str(move)))
         self.after_engine_step()
 
     def on_claim(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
@@ -199,14 +209,15 @@ class PlayPhase:
         assert g is not None
         if not g.awaiting_lowest_trump:
             raise Wait
-        rank = msg.body["rank"]
+        claim = msg.body_as(m.ClaimBody)
+        rank = claim.rank
         seat = self.host.seat_of[peer.key]
         if rank > self.claim_rank or seat in self.claims:
             raise Wait
         if rank < self.claim_rank:
             raise Violation(v.PROTOCOL, peer.key, "a claim for a past round", (frame,))
         wanted = rank * 4 + g.trump
-        card = msg.body["card"]
+        card = claim.card
         if card is None:
             # D3 "none": checked later, from what the rules show anyway (claims.py).
             held = frozenset(self.reveals.face_down(seat))
@@ -229,8 +240,9 @@ class PlayPhase:
     def on_disclose(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         seat = self.host.seat_of[peer.key]
         due = self.disclosures.get(seat)
-        pairs = dict(msg.body["keys"])
-        if due is None or set(pairs) != due or len(pairs) != len(msg.body["keys"]):
+        keys = msg.body_as(m.DiscloseBody).keys
+        pairs = dict(keys)
+        if due is None or set(pairs) != due or len(pairs) != len(keys):
             raise Violation(
                 v.PROTOCOL,
                 peer.key,
@@ -247,16 +259,17 @@ class PlayPhase:
         host = self.host
         if peer.result is not None:
             raise Violation(v.PROTOCOL, peer.key, "a second result", (frame,))
-        state = msg.body["state"].hex()
-        losers = tuple(msg.body["losers"])
+        body = msg.body_as(m.ResultBody)
+        state = body.state.hex()
+        losers = body.losers
         if state != self.final_hash or losers != self.losers:
             raise Violation(
                 v.DISAGREEMENT, peer.key, "its result differs from this peer's", (frame,)
             )
         before = host.transcript[: host.transcript.index(frame)]
-        if peer.key == host.me and msg.body["transcript"] != transcript_digest(before):
+        if peer.key == host.me and body.transcript != transcript_digest(before):
             raise Violation(v.PROTOCOL, peer.key, "its transcript hash is wrong", (frame,))
-        peer.result = (msg.body["transcript"], losers)
+        peer.result = (body.transcript, losers)
 
     # ------------------------------------------------------------------ after each step
 
@@ -270,7 +283,7 @@ class PlayPhase:
         if g.awaiting_lowest_trump and self.claim_rank < 0:
             self.claim_rank = g.rules.lowest_rank
             self.claims = {}
-            self.host._send_claim()
+            self.host.send_claim()
         if g.is_over and self.host.stage == PLAY and not self.reveals.owed:
             self.end_of_play()
 
@@ -286,7 +299,7 @@ class PlayPhase:
         if g.hands[me] >> card & 1:
             pos = g.pos_of[card]
             body = [pos, deck.my_key(pos)]
-        self.host._send(m.CLAIM, {"rank": self.claim_rank, "card": body})
+        self.host.send(m.CLAIM, {"rank": self.claim_rank, "card": body})
 
     def resolve_claims(self) -> None:
         g = self.game
@@ -302,7 +315,7 @@ class PlayPhase:
         else:
             self.claim_rank += 1
             self.claims = {}
-            self.host._send_claim()
+            self.host.send_claim()
             return
         self.claim_rank = -1
         self.after_engine_step()
@@ -314,10 +327,10 @@ class PlayPhase:
         host = self.host
         held = {s: self.reveals.face_down(s) for s in range(len(host.seats))}
         self.disclosures = self.claim_book.due(held)
-        host.stage = DISCLOSE
+        host.enter(DISCLOSE)
         if not host.is_observer and host.my_seat in self.disclosures and host.deck is not None:
             due = sorted(self.disclosures[host.my_seat])
-            host._send(m.DISCLOSE, {"keys": [[pos, host.deck.my_key(pos)] for pos in due]})
+            host.send(m.DISCLOSE, {"keys": [[pos, host.deck.my_key(pos)] for pos in due]})
 
     def send_result(self) -> None:
         g = self.game
@@ -325,9 +338,9 @@ class PlayPhase:
         host = self.host
         self.final_hash = g.state_hash()
         self.losers = tuple(g.losers)
-        host.stage = RESULT
+        host.enter(RESULT)
         if not host.is_observer:
-            host._send(
+            host.send(
                 m.RESULT,
                 {
                     "state": bytes.fromhex(self.final_hash),

@@ -59,14 +59,14 @@ class Reveals:
             if not host.is_observer and target != me and (me, pos) not in deck.keys:
                 mine[pos] = deck.my_key(pos)
         if mine:
-            host._send(m.KEYS, {"keys": [[pos, key] for pos, key in sorted(mine.items())]})
+            host.send(m.KEYS, {"keys": [[pos, key] for pos, key in sorted(mine.items())]})
 
     def take_keys(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """A ``keys`` message: every key owed and valid, recorded, and the faces learnt."""
         host = self.host
         _, deck = self._table()
         seat = host.seat_of[peer.key]
-        pairs = [(pos, key) for pos, key in msg.body["keys"]]
+        pairs = list(msg.body_as(m.KeysBody).keys)
         if not pairs:
             raise Violation(v.PROTOCOL, peer.key, "an empty key release", (frame,))
         if any(pos >= host.size for pos, _ in pairs):

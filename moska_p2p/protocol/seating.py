@@ -17,7 +17,7 @@ import struct
 from . import messages as m
 from . import verdict as v
 from .config import TableConfig, game_id
-from .phase import Host, Peer, Violation
+from .phase import Handler, Host, Peer, Violation
 from .stages import HELLO, SEAT, SHUFFLE1
 
 
@@ -52,7 +52,7 @@ class Seating:
     def begin(self) -> None:
         """Send this peer's hello: its nonce, its commitment, the table it expects."""
         host = self.host
-        host._send(
+        host.send(
             m.HELLO,
             {
                 "name": self.name[: m.MAX_NAME],
@@ -68,16 +68,19 @@ class Seating:
         host = self.host
         peers = host.peers
         if host.stage == HELLO and all(p.nonce for p in peers.values()):
-            host.stage = SEAT
-            host._begin_game(game_id(self.table, [peers[k].nonce for k in host.roster]))
+            host.enter(SEAT)
+            host.begin_game(game_id(self.table, [peers[k].nonce for k in host.roster]))
             if not host.is_observer:
-                host._send(m.SEAT, {"secret": self.secret})
+                host.send(m.SEAT, {"secret": self.secret})
             return True
         if host.stage == SEAT and all(p.seat_secret for p in peers.values()):
             self._draw_seats()
-            host.stage = SHUFFLE1
+            host.enter(SHUFFLE1)
             return True
         return False
+
+    def handlers(self) -> dict[str, Handler]:
+        return {m.HELLO: self.on_hello, m.SEAT: self.on_seat}
 
     def waiting_on(self) -> list[bytes]:
         """Whose hello or seat secret is missing, in roster order."""
@@ -89,25 +92,25 @@ class Seating:
     def on_hello(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if msg.seq != 0 or peer.nonce:
             raise Violation(v.PROTOCOL, peer.key, "a second hello", (frame,))
-        body = msg.body
+        body = msg.body_as(m.HelloBody)
         try:
-            config = TableConfig.from_wire(body["config"])
+            config = TableConfig.from_wire(body.config)
         except (ValueError, TypeError) as error:
             raise Violation(
                 v.DISAGREEMENT, peer.key, f"bad table settings: {error}", (frame,)
             ) from None
-        if config != self.host.config or list(body["roster"]) != self.host.roster:
+        if config != self.host.config or list(body.roster) != self.host.roster:
             raise Violation(
                 v.DISAGREEMENT, peer.key, "does not agree on the table settings", (frame,)
             )
-        peer.name = body["name"]
-        peer.nonce = body["nonce"]
-        peer.seat_commit = body["seat_commit"]
+        peer.name = body.name
+        peer.nonce = body.nonce
+        peer.seat_commit = body.seat_commit
 
     def on_seat(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if peer.seat_secret:
             raise Violation(v.PROTOCOL, peer.key, "a second seat secret", (frame,))
-        secret = msg.body["secret"]
+        secret = msg.body_as(m.SeatBody).secret
         if seat_commitment(self.table, peer.key, secret) != peer.seat_commit:
             raise Violation(
                 v.PROTOCOL, peer.key, "seat secret does not match its commitment", (frame,)
@@ -130,4 +133,4 @@ class Seating:
             self.seats, self.dealer = list(config.seating), config.dealer
         self.seat_of = {k: s for s, k in enumerate(self.seats)}
         assert host.game_id is not None
-        host._out.append(v.Seated(tuple(self.seats), self.dealer, host.game_id))
+        host.emit(v.Seated(tuple(self.seats), self.dealer, host.game_id))

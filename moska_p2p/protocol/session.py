@@ -52,12 +52,9 @@ from .frames import FrameError, encode_frame, open_frame
 from .heads import Heads
 from .intake import LIMBO_FRAMES, Intake
 from .ordering import WINDOW
-from .phase import Peer, Phase, Violation, Wait
+from .phase import Handler, Peer, Phase, Violation, Wait
 from .play_phase import PlayPhase, transcript_digest
-from .play_phase import hand_cards as _hand_cards  # noqa: F401 - the attack tests' import
 from .seating import Seating
-from .seating import length_prefixed_hash as _hash  # noqa: F401 - the vector scripts' import
-from .seating import seat_commitment as _seat_commitment  # noqa: F401 - the same
 from .shuffling import Shuffling
 from .stages import DISCLOSE, DONE, HELLO, PLAY, RESULT, SEAT, SHUFFLE1, SHUFFLE2, STAGES, STOPPED
 
@@ -110,7 +107,7 @@ class PeerSession:
             raise LocalError("the session's seating does not list this table's players")
         self.table_id = table_id(config, self.roster)
         self.game_id: bytes | None = None
-        self.stage = HELLO
+        self._stage = HELLO
         self.verdict: v.Verdict | None = None
         self.transcript: list[bytes] = []
         self.name = name
@@ -153,23 +150,30 @@ class PeerSession:
             stages.SHUFFLING: self.shuffling,
             stages.PLAYING: play,
         }
-        self._handlers: dict[str, Callable[[Peer, m.Message, bytes], None]] = {
-            m.HELLO: self.seating.on_hello,
-            m.SEAT: self.seating.on_seat,
-            m.SHUFFLE1: self.shuffling.on_shuffle1,
-            m.SHUFFLE2: self.shuffling.on_shuffle2,
-            m.KEYS: play.on_keys,
-            m.MOVE: play.on_move,
-            m.CLAIM: play.on_claim,
-            m.DISCLOSE: play.on_disclose,
-            m.RESULT: play.on_result,
+        self._handlers: dict[str, Handler] = {
             m.WAIT: self._on_wait,
             m.LEAVE: self._on_leave,
             m.VERDICT: self._on_verdict,
             m.SILENT: self._on_silent,
         }
+        for phase in self._phases.values():
+            self._handlers |= phase.handlers()
 
     # ------------------------------------------------------------------ public API
+
+    @property
+    def stage(self) -> int:
+        """Where the game is (:mod:`.stages`); it changes only through :meth:`enter`."""
+        return self._stage
+
+    def enter(self, stage: int) -> None:
+        """Move to ``stage``, along an edge of :data:`.stages.EDGES` only: any other step is
+        a bug of this peer (a :class:`LocalError`, and the stage stays as it was)."""
+        try:
+            stages.check_edge(self._stage, stage)
+        except stages.EdgeError as error:
+            raise LocalError(str(error)) from None
+        self._stage = stage
 
     @property
     def my_seat(self) -> int:
@@ -319,7 +323,7 @@ class PeerSession:
         parsed = parse_move(move) if isinstance(move, str) else move
         trial = g.copy()
         trial.play(parsed)  # raises IllegalMove: nothing is sent
-        self._send(m.MOVE, self.play_phase.move_body(parsed))
+        self.send(m.MOVE, self.play_phase.move_body(parsed))
         self._pump(now)
         return self._drain()
 
@@ -331,9 +335,9 @@ class PeerSession:
             raise LocalError("an observer has no seat to leave")
         if self.stage not in (DONE, STOPPED):
             try:
-                self._send(m.LEAVE, {"reason": reason[:200]})
+                self.send(m.LEAVE, {"reason": reason[:200]})
             except Violation as violation:
-                self._violation(violation)
+                self.stop_for(violation)
         return self._drain()
 
     def set_relayed_paths(self, keys: Iterable[bytes]) -> None:
@@ -444,10 +448,10 @@ class PeerSession:
             else:
                 self._corroborate(waiting, since, now)
         except Violation as violation:
-            self._violation(violation)
+            self.stop_for(violation)
         running = self.stage not in (DONE, STOPPED) and not self.is_observer
         if running and self.game_id and now - self._alive_at >= self.abandonment.interval:
-            self._send(m.WAIT, {})  # a keep-alive: its heads also ask for what is missing
+            self.send(m.WAIT, {})  # a keep-alive: its heads also ask for what is missing
         return self._drain()
 
     def _gone(self, waiting: list[bytes], since: float, now: float) -> list[bytes]:
@@ -462,7 +466,7 @@ class PeerSession:
         """Sign a statement about every seat past its deadline; stop with an uncorroborated
         ``timeout`` once a statement of this peer waited the timeout for its quorum."""
         for key in self.abandonment.due(waiting, since, now):
-            self._send(m.SILENT, self.abandonment.body(key, now))
+            self.send(m.SILENT, self.abandonment.body(key, now))
             if self.stage == STOPPED:
                 return
         # The others' deadlines may lag this peer's by up to the grace (what each was last
@@ -524,6 +528,10 @@ class PeerSession:
 
     # ------------------------------------------------------------------ machinery
 
+    def emit(self, output: v.Output) -> None:
+        """An event (or a frame to send) for the driver, returned by the current call."""
+        self._out.append(output)
+
     def _out_frame(self, frame: bytes) -> None:
         self._out.append(v.Send(frame))
 
@@ -531,7 +539,7 @@ class PeerSession:
         out, self._out = self._out, []
         return out
 
-    def _send(self, kind: str, body: dict[str, Any]) -> None:
+    def send(self, kind: str, body: dict[str, Any]) -> None:
         """Sign a message, apply it here at once (so the transcript keeps cause before
         effect), and send it."""
         assert self.identity is not None
@@ -552,7 +560,7 @@ class PeerSession:
         except Wait:  # pragma: no cover - our own messages are made when they apply
             raise LocalError(f"own {kind} message could not apply") from None
         except Violation as violation:  # a modified client convicts itself too
-            self._violation(violation)
+            self.stop_for(violation)
 
     def _accept(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         if msg.type != m.WAIT:  # a wait says "still here", not "the game moved"
@@ -580,7 +588,7 @@ class PeerSession:
                 if self._act():
                     progress = True
             except Violation as violation:
-                self._violation(violation)
+                self.stop_for(violation)
 
     def _step(self, peer: Peer) -> bool:
         """Apply the next message of one sender; whether it applied."""
@@ -591,7 +599,7 @@ class PeerSession:
             # This peer's copy of the previous message goes with it: a peer that holds
             # another one under that number has both halves of the equivocation (§14.3).
             previous = peer.accepted.get(msg.seq - 1)
-            self._violation(
+            self.stop_for(
                 Violation(
                     v.PROTOCOL,
                     peer.key,
@@ -615,17 +623,18 @@ class PeerSession:
             self.last_progress, peer.heard_at = clocks
             return False
         except Violation as violation:
-            self._violation(violation)
+            self.stop_for(violation)
             return False
         except _REMOTE_FAULTS as error:
-            self._violation(Violation(v.PROTOCOL, peer.key, f"{msg.type}: {error}", (frame,)))
+            self.stop_for(Violation(v.PROTOCOL, peer.key, f"{msg.type}: {error}", (frame,)))
             return False
         except Exception as error:  # a bug here: say so, blame nobody
             raise LocalError(f"this peer failed on a {msg.type} message: {error!r}") from error
         peer.done(msg.seq)
         return True
 
-    def _violation(self, violation: Violation) -> None:
+    def stop_for(self, violation: Violation) -> None:
+        """Stop the game with a verdict naming the violation's sender (its evidence kept)."""
         seat = self.seat_of.get(violation.sender, -1)
         self._stop(
             v.Verdict(
@@ -675,7 +684,7 @@ class PeerSession:
             self._accept(me, m.parse_payload(payload), frame)
             self.transcript.append(frame)
             self._out.append(v.Send(frame))
-        self.stage = STOPPED
+        self.enter(STOPPED)
         self._out.append(v.Stopped(verdict))
 
     def outcome_losers(self, verdict: v.Verdict) -> tuple[int, ...]:
@@ -711,7 +720,7 @@ class PeerSession:
         elif what != stages.IGNORE:
             raise Violation(v.PROTOCOL, peer.key, what, (frame,))
 
-    def _begin_game(self, game_id: bytes) -> None:
+    def begin_game(self, game_id: bytes) -> None:
         """Every hello is in: the game id is known, and the frames that came before it are
         admitted now."""
         self.game_id = game_id
@@ -724,7 +733,8 @@ class PeerSession:
 
     def _on_leave(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """Leaving before the result forfeits (after it, the stage table ignores a goodbye)."""
-        raise Violation(v.LEFT, peer.key, f"left the table: {msg.body['reason']}", (frame,))
+        reason = msg.body_as(m.LeaveBody).reason
+        raise Violation(v.LEFT, peer.key, f"left the table: {reason}", (frame,))
 
     def _on_verdict(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """Another peer stopped the game. What it proves (its evidence) is checked here as
@@ -732,31 +742,31 @@ class PeerSession:
         adopted only when this peer has itself waited for those peers for half the timeout
         (or knows it was suspended, when it is the one named); otherwise the sender stopped
         the game without proof and is named for it."""
-        body = msg.body
+        body = msg.body_as(m.VerdictBody)
         # Done on arrival already; a resumed peer may hold the evidence only now.
         self.intake.take_evidence(msg)
         if self.stage == STOPPED:
             return  # the evidence itself convicted its signer (an equivocation)
-        if any(self._pending(evidence) for evidence in body["evidence"]):
+        if any(self._pending(evidence) for evidence in body.evidence):
             raise Wait  # let the evidence apply in its own senders' order first
-        culprits = tuple(body["culprits"])
-        if body["kind"] == v.ABANDONED and len(culprits) == 1:
+        culprits = body.culprits
+        if body.kind == v.ABANDONED and len(culprits) == 1:
             # Proven by its evidence, applied here by now: every other seat's statement.
-            proof = self.abandonment.proves(culprits[0], list(body["evidence"]))
+            proof = self.abandonment.proves(culprits[0], list(body.evidence))
             if proof is not None:
                 self._stop(
                     v.Verdict(
                         v.ABANDONED,
                         (self.seat_of.get(culprits[0], -1),),
                         culprits,
-                        body["reason"],
+                        body.reason,
                         proof,
                     )
                 )
                 return
         # A departure is proven by its signed leave (evidence, handled above); only silence,
         # which nothing can prove, is taken on another peer's word, and only as below.
-        silent = body["kind"] == v.TIMEOUT and culprits
+        silent = body.kind == v.TIMEOUT and culprits
         if self.is_observer and self.owner_word is not None:
             seen_silent = self.owner_word
         elif self.me in culprits:
@@ -772,16 +782,16 @@ class PeerSession:
         if silent and seen_silent:
             self._stop(
                 v.Verdict(
-                    body["kind"],
+                    body.kind,
                     tuple(self.seat_of.get(k, -1) for k in culprits),
                     culprits,
-                    f"{body['reason']} (seen by {self.peers[peer.key].name or 'a peer'})",
+                    f"{body.reason} (seen by {self.peers[peer.key].name or 'a peer'})",
                     (frame,),
                 )
             )
             return
         raise Violation(
-            v.LEFT, peer.key, f"stopped the game without proof: {body['reason']}", (frame,)
+            v.LEFT, peer.key, f"stopped the game without proof: {body.reason}", (frame,)
         )
 
     def _sees_silence(self, key: bytes) -> bool:
@@ -808,7 +818,8 @@ class PeerSession:
         not hear that seat either, it corroborates at once instead of waiting for its own
         deadline (the peers' contact clocks differ by what each was last relayed)."""
         self.abandonment.on_silent(peer, msg, frame)
-        key, point = msg.body["culprit"], msg.body["point"]
+        statement = msg.body_as(m.SilentBody)
+        key, point = statement.culprit, statement.point
         if (
             self.is_observer
             or peer.key == self.me
@@ -822,7 +833,7 @@ class PeerSession:
         clock, _ = self.abandonment.deadline(key, self.last_progress, self._now)
         moved = self._now - self.last_progress >= self.config.timeout
         if clock == CONTACT or moved:
-            self._send(m.SILENT, self.abandonment.body(key, self._now))
+            self.send(m.SILENT, self.abandonment.body(key, self._now))
 
     def _answers_suspension(self) -> bool:
         """Whether an accusation of this peer's silence, arriving now, answers the last
@@ -866,7 +877,7 @@ class PeerSession:
         peer = self.peers.get(msg.sender)
         return peer is not None and msg.seq in peer.inbox and msg.seq not in peer.accepted
 
-    def _send_claim(self) -> None:
+    def send_claim(self) -> None:
         """This peer's D3 claim for the round under way (a method of the session, so that a
         test can make a lying client by replacing it)."""
         self.play_phase.send_claim()

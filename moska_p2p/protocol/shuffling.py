@@ -15,7 +15,7 @@ from ..crypto import deck as mp
 from . import messages as m
 from . import verdict as v
 from .deck_phase import STAGE_PASS1, STAGE_PASS2, DeckPhase
-from .phase import Host, Peer, Violation, Wait
+from .phase import Handler, Host, Peer, Violation, Wait
 from .stages import PLAY, SHUFFLE1, SHUFFLE2
 
 
@@ -52,10 +52,10 @@ class Shuffling:
             return False
         turn = self.deck.next_turn()
         if turn is None:
-            host.stage = PLAY
+            host.enter(PLAY)
             return True
         if host.stage == SHUFFLE1 and turn[0] != STAGE_PASS1:
-            host.stage = SHUFFLE2
+            host.enter(SHUFFLE2)
             self.my_pass()
             return True
         return self.my_pass()
@@ -68,6 +68,9 @@ class Shuffling:
         if deck is None or turn is None or deck.busy:
             return []
         return [self.host.seats[turn[1]]]
+
+    def handlers(self) -> dict[str, Handler]:
+        return {m.SHUFFLE1: self.on_shuffle1, m.SHUFFLE2: self.on_shuffle2}
 
     def on_shuffle1(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         self._step(peer, SHUFFLE1, msg, frame)
@@ -87,7 +90,7 @@ class Shuffling:
         if turn is None or turn[1] != seat:
             raise Violation(v.PROTOCOL, peer.key, "a shuffle pass out of its turn", (frame,))
         try:
-            body = dict(msg.body)
+            body = m.to_wire(msg.body)  # the deck phase reads a pass as its wire map
             verified = False
             if self.offload:  # checked off the loop: wait for the job, then accept
                 verified = deck.check(
@@ -114,10 +117,10 @@ class Shuffling:
         if self.offload:  # made off the loop (or by the pipeline): sent once it is here
             body = deck.my_pass(host.my_seat)
             if body is not None:
-                host._send(m.SHUFFLE1 if turn[0] == STAGE_PASS1 else m.SHUFFLE2, body)
+                host.send(m.SHUFFLE1 if turn[0] == STAGE_PASS1 else m.SHUFFLE2, body)
             return body is not None
         if turn[0] == STAGE_PASS1:
-            host._send(m.SHUFFLE1, deck.make_pass1(host.my_seat))
+            host.send(m.SHUFFLE1, deck.make_pass1(host.my_seat))
         else:
-            host._send(m.SHUFFLE2, deck.make_pass2(host.my_seat))
+            host.send(m.SHUFFLE2, deck.make_pass2(host.my_seat))
         return True

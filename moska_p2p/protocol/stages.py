@@ -23,6 +23,10 @@ for the current stage and the message's kind, one of
 ``keys``, ``move`` and ``claim`` wait in every stage but ``play``, after it too: there is no
 key owed or move due then, so such a message never applies, and its sender's later messages
 (its result) wait behind it until the timeout names it.
+
+The stage moves only along :data:`EDGES`, through :func:`check_edge` (the session's
+``enter``): a phase that tried another step would be a bug of this peer, refused before
+anything changes.
 """
 
 from __future__ import annotations
@@ -79,6 +83,35 @@ TABLE: dict[int, dict[str, str]] = {
     stage: dict(zip(KINDS, row[1:], strict=True)) for stage, row in _ROWS.items()
 }
 """Stage -> message kind -> ``APPLY``, ``WAIT``, ``IGNORE`` or the reason it is refused."""
+
+
+EDGES: dict[int, frozenset[int]] = {
+    HELLO: frozenset({SEAT, STOPPED}),
+    SEAT: frozenset({SHUFFLE1, STOPPED}),
+    SHUFFLE1: frozenset({SHUFFLE2, STOPPED}),
+    SHUFFLE2: frozenset({PLAY, STOPPED}),
+    PLAY: frozenset({DISCLOSE, STOPPED}),
+    DISCLOSE: frozenset({RESULT, STOPPED}),
+    RESULT: frozenset({DONE, STOPPED}),
+    DONE: frozenset(),
+    STOPPED: frozenset(),
+}
+"""Stage -> the stages it may move to: the line of a whole game, and a stop from any stage
+before the end (a verdict). A game that is done or stopped moves no more."""
+
+
+class EdgeError(Exception):
+    """A move between two stages that :data:`EDGES` does not have (a bug of this peer)."""
+
+
+def name(stage: int) -> str:
+    return STAGES[stage] if 0 <= stage < len(STAGES) else "stopped"
+
+
+def check_edge(current: int, following: int) -> None:
+    """Raise :class:`EdgeError` unless the stage may move from ``current`` to ``following``."""
+    if following not in EDGES.get(current, frozenset()):
+        raise EdgeError(f"no move from stage {name(current)} to {name(following)}")
 
 
 def rule(stage: int, kind: str) -> str:

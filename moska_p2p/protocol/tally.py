@@ -36,6 +36,7 @@ from .frames import (
     check_fields,
     open_frame,
     pack,
+    require,
     signed_frame,
     unpack,
 )
@@ -220,22 +221,20 @@ def open_result(frame: bytes) -> SessionResult:
         if kind != SESSION_RESULT:
             raise FrameError(f"a {kind} frame, not a session result")
         fields = check_fields(unpack(payload), _RESULT_SPEC)
+        signer = require(fields, "signer", bytes)
     except FrameError as error:
         raise TallyError(f"a malformed session result: {error}") from None
-    signer = fields["signer"]
-    assert isinstance(signer, bytes)
     if not verify(signer, kind, payload, signature):
         raise TallyError(f"a forged signature on the session result of {fingerprint_of(signer)}")
-    games = fields["games"]
-    assert isinstance(games, list)
+    # Each field read as its checked type (require checks it again, and says so to mypy).
     return SessionResult(
         signer,
-        fields["session"],  # type: ignore[arg-type]
-        tuple(fields["seats"]),  # type: ignore[arg-type]
-        tuple(GameRecord.from_wire(g) for g in games),
-        tuple(fields["transcripts"]),  # type: ignore[arg-type]
-        tuple(fields["left"]),  # type: ignore[arg-type]
-        str(fields["end"]),
+        require(fields, "session", bytes),
+        tuple(require(fields, "seats", list)),
+        tuple(GameRecord.from_wire(g) for g in require(fields, "games", list)),
+        tuple(require(fields, "transcripts", list)),
+        tuple(require(fields, "left", list)),
+        require(fields, "end", str),
         frame,
     )
 

@@ -276,7 +276,7 @@ def verify_frames(
         msg = m.parse_payload(payload)
         if msg.sender == owner and msg.type == m.RESULT:
             owner_result_at = index
-            if msg.body["transcript"] != transcript_digest(frames[:index]):
+            if msg.body_as(m.ResultBody).transcript != transcript_digest(frames[:index]):
                 fault = f"frame {index}: the owner's result does not sign the frames before it"
                 break
     place: dict[str, Any] = {
@@ -368,15 +368,17 @@ def _owner_word(frames: Sequence[bytes], index: int, owner: bytes) -> bool | Non
         msg = m.parse_payload(payload)
     except FrameError:
         return None
-    if msg.type != m.VERDICT or msg.sender == owner or msg.body["kind"] != v.TIMEOUT:
+    if not isinstance(msg.body, m.VerdictBody) or msg.sender == owner:
         return None
-    culprits = tuple(msg.body["culprits"])
+    if msg.body.kind != v.TIMEOUT:
+        return None
+    culprits = msg.body.culprits
     if index == len(frames) - 1:
         return True if owner in culprits else None
     if not _is_owner_verdict(frames[index + 1], owner):
         return None
     _, payload, _ = open_frame(frames[index + 1][4:])
-    answer = tuple(m.parse_payload(payload).body["culprits"])
+    answer = m.parse_payload(payload).body_as(m.VerdictBody).culprits
     if answer == culprits:
         return True
     return False if answer == (msg.sender,) else None
@@ -388,7 +390,7 @@ def _owner_relayed(frames: Sequence[bytes], owner: bytes) -> tuple[bytes, ...]:
     if not frames or not _is_owner_verdict(frames[-1], owner):
         return ()
     _, payload, _ = open_frame(frames[-1][4:])
-    return tuple(m.parse_payload(payload).body.get("relayed", ()))
+    return m.parse_payload(payload).body_as(m.VerdictBody).relayed or ()
 
 
 def _take_trailing_wait(observer: PeerSession, frame: bytes) -> bool:
@@ -437,7 +439,7 @@ def _check_owner_verdict(
     kind, payload, signature = open_frame(frame[4:])
     if not verify(owner, kind, payload, signature):
         return "the owner's verdict has a forged signature"
-    culprits = tuple(m.parse_payload(payload).body["culprits"])
+    culprits = m.parse_payload(payload).body_as(m.VerdictBody).culprits
     if culprits != stopped.keys:
         return "the owner's verdict names other culprits"
     return None

@@ -25,6 +25,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "moska_p2p"
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "dirs": set(),
+    "exports": set(),
     "cards": set(),
     "i18n": set(),
     "rules_text": {"cards", "engine", "i18n"},
@@ -39,14 +40,14 @@ ALLOWED: dict[str, set[str]] = {
     "table": {"cards", "engine", "crypto", "protocol", "bots", "net"},
     "arena": {"cards", "engine", "bots", "table"},
     "ui": {"cards", "rules_text", "engine", "crypto", "protocol", "bots", "table", "arena",
-           "i18n"},
+           "tournament", "i18n"},
     "cli": {"cards", "rules_text", "engine", "crypto", "protocol", "bots", "net", "table",
             "arena", "ui", "i18n", "tournament", "event"},
     "__main__": {"cli"},
 }  # fmt: skip
-BOTTOM = {"errors", "dirs"}
-"""Modules that import nothing of the package, for every layer: the root exception, and where
-the files go by default."""
+BOTTOM = {"errors", "dirs", "exports"}
+"""Modules that import nothing of the package, for every layer: the root exception, where
+the files go by default, and a package's names imported on first use."""
 for _part_below in ALLOWED.values():
     _part_below.update(BOTTOM)
 for _bottom in BOTTOM:

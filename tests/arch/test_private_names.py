@@ -25,18 +25,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "moska_p2p"
 
 KNOWN: set[tuple[str, str]] = {
-    # (module, name). The protocol's phases reach the session through phase.Host's private
-    # names (its owner renames them with the phases' own tests):
-    ("moska_p2p.protocol.play_phase", "_out"),
-    ("moska_p2p.protocol.play_phase", "_send"),
-    ("moska_p2p.protocol.play_phase", "_send_claim"),
-    ("moska_p2p.protocol.reveals", "_send"),
-    ("moska_p2p.protocol.seating", "_begin_game"),
-    ("moska_p2p.protocol.seating", "_out"),
-    ("moska_p2p.protocol.seating", "_send"),
-    ("moska_p2p.protocol.shuffling", "_send"),
-    ("moska_p2p.protocol.intake", "_out"),  # and intake.Gate's
-    ("moska_p2p.protocol.intake", "_violation"),
+    # (module, name).
     # the engine's encoding and knowledge read a game's private slots (the engine's owner
     # gives them verbs):
     ("moska_p2p.engine.encoding", "_begged"),

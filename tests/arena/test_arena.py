@@ -87,17 +87,22 @@ def test_derived_seeds_are_stable_and_distinct() -> None:
 # ----------------------------------------------------------------------- forfeits
 
 
+# A budget times every decision of the bot, its good ones too, in wall time: only the
+# sleeper's is short (0.5 s: room for its instant good answers on a busy machine, none for its
+# 5 s sleep); a short budget for the others would race the machine's load, not the bot.
 @pytest.mark.parametrize(
-    ("bot", "reason"),
+    ("bot", "budget", "reason"),
     [
-        ("Raiser", "raised RuntimeError: boom"),
-        ("Illegal", "answered ('no such move', ()), which is not a legal move"),
-        ("Sleeper", "ran past its time budget of 0.05 s"),
+        ("Raiser", 30.0, "raised RuntimeError: boom"),
+        ("Illegal", 30.0, "answered ('no such move', ()), which is not a legal move"),
+        ("Sleeper", 0.5, "ran past its time budget of 0.5 s"),
     ],
 )
-def test_a_misbehaving_bot_forfeits_and_the_arena_goes_on(bot: str, reason: str) -> None:
+def test_a_misbehaving_bot_forfeits_and_the_arena_goes_on(
+    bot: str, budget: float, reason: str
+) -> None:
     spec = fixture(bot)
-    result = run_arena("durak", [spec, "random"], 4, seed=1, jobs=2, budget=0.05)
+    result = run_arena("durak", [spec, "random"], 4, seed=1, jobs=2, budget=budget)
     bad, good = result.stats
     assert (bad.games, bad.losses, bad.forfeits) == (4, 4, 4)
     assert bad.forfeit_reasons == Counter({reason: 4})

@@ -85,7 +85,7 @@ def _cheat_in(game: int, players: int, bot: int) -> TamperFactory:
                 msg = m.parse_payload(payload)
                 before = network.sessions[target].game  # the move is not applied there yet
                 assert before is not None
-                body = dict(msg.body)
+                body = m.to_wire(msg.body)
                 body["move"] = "pass" if before.decision == "defend" else "take"
                 body["cards"] = []
                 forged[frame] = cheater.craft(m.MOVE, body, seq=msg.seq, prev=msg.prev)

@@ -8,7 +8,7 @@ import pickle
 import shlex
 import shutil
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from moska_p2p.bots import load_bot
 from moska_p2p.bots.api import Bot
 from moska_p2p.bots.builtin import RandomBot
 from moska_p2p.bots.external import ExternalBot, ExternalBotError, view_json
-from moska_p2p.engine import new_game
+from moska_p2p.engine import Move, View, new_game
 from moska_p2p.table.local import GameRecord, play_game
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,13 +55,40 @@ def bots_made() -> Iterator[list[ExternalBot]]:
     assert _children() - before == set(), "a bot process was left behind"
 
 
+LONG = 30.0
+"""The timeout of every decision where a bot means to answer: the first decision's time
+includes the interpreter's start-up, which takes seconds on a loaded machine."""
+
+
+class ShortAtFault(ExternalBot):
+    """An external bot whose decision number ``fault`` (from 1) gets ``short`` seconds and
+    every other one :data:`LONG`: only the decision where the bot misbehaves by time needs a
+    short timeout, and a short one anywhere else fails on a busy machine, not on the bot."""
+
+    def __init__(self, command: str, fault: int, short: float, **kwargs: Any) -> None:
+        super().__init__(command, timeout=LONG, **kwargs)
+        self.fault, self.short, self.decisions = fault, short, 0
+
+    def choose(self, view: View, legal_moves: Sequence[Move]) -> Move:
+        self.decisions += 1
+        self.timeout = self.short if self.decisions == self.fault else LONG
+        return super().choose(view, legal_moves)
+
+
 @pytest.fixture
 def misbehaving(bots_made: list[ExternalBot], tmp_path: Path) -> Callable[..., ExternalBot]:
-    """Make a bot running the misbehaving fixture script, its stderr logged in tmp_path."""
+    """Make a bot running the misbehaving fixture script, its stderr logged in tmp_path;
+    with ``short``, the decision where it misbehaves (after ``after`` answers) has that
+    timeout and the others :data:`LONG` (:class:`ShortAtFault`)."""
 
-    def make(mode: str, after: int = 0, **kwargs: Any) -> ExternalBot:
+    def make(mode: str, after: int = 0, short: float | None = None, **kwargs: Any) -> ExternalBot:
         log = tmp_path / f"{mode}-{len(bots_made)}.log"
-        bot = ExternalBot(f"{PYTHON} {FIXTURE} {mode} {after}", stderr=log, **kwargs)
+        command = f"{PYTHON} {FIXTURE} {mode} {after}"
+        bot = (
+            ShortAtFault(command, after + 1, short, stderr=log, **kwargs)
+            if short is not None
+            else ExternalBot(command, stderr=log, **{"timeout": LONG, **kwargs})
+        )
         bots_made.append(bot)
         return bot
 
@@ -89,7 +116,7 @@ def test_example_bots_play_whole_games(
 ) -> None:
     if language == "javascript" and NODE is None:
         pytest.skip("node is not installed")
-    bot = ExternalBot(PY_EXAMPLE if language == "python" else JS_EXAMPLE, seed=5)
+    bot = ExternalBot(PY_EXAMPLE if language == "python" else JS_EXAMPLE, LONG, seed=5)
     bots_made.append(bot)
     for seed in (1, 2):
         record = play(preset, bot, seed=seed)
@@ -112,7 +139,7 @@ def test_same_process_serves_game_after_game(misbehaving: Callable[..., External
 def test_external_random_bot_is_repeatable(bots_made: list[ExternalBot]) -> None:
     records = []
     for _ in range(2):
-        bot = ExternalBot(PY_EXAMPLE, seed=11)
+        bot = ExternalBot(PY_EXAMPLE, LONG, seed=11)
         bots_made.append(bot)
         records.append(play("durak", bot, seed=4).moves)
         bot.close()
@@ -163,7 +190,7 @@ def test_a_reply_with_a_stale_state_id_is_ignored(misbehaving: Callable[..., Ext
 def test_a_late_reply_is_not_taken_in_the_next_game(
     misbehaving: Callable[..., ExternalBot],
 ) -> None:
-    bot = misbehaving("slow", after=2, timeout=0.3)
+    bot = misbehaving("slow", after=2, short=0.3)
     first = play("moska", bot, seed=1)
     assert first.forfeit == 1 and "did not answer within 0.3 s" in first.reason
     pid = bot.pid
@@ -191,7 +218,8 @@ def test_a_late_reply_is_not_taken_in_the_next_game(
 def test_a_failing_bot_forfeits_with_a_clear_reason(
     mode: str, reason: str, misbehaving: Callable[..., ExternalBot]
 ) -> None:
-    bot = misbehaving(mode, after=3, timeout=0.3)
+    # Only the sleeper fails by time; the others' failures must not race a short timeout.
+    bot = misbehaving(mode, after=3, short=0.3 if mode == "sleep" else None)
     record = play("moska", bot)
     assert record.forfeit == 1
     assert record.losers == (1,)

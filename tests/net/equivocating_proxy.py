@@ -49,7 +49,7 @@ def other_heads(msg: m.Message, proxy: EquivocatingProxy) -> tuple[dict[str, Any
     heads = [
         (0, b"") if key != msg.sender else head for key, head in zip(roster, msg.heads, strict=True)
     ]
-    return dict(msg.body), heads
+    return m.to_wire(msg.body), heads
 
 
 def reshuffled(transcript: Path) -> Variant:
@@ -236,7 +236,7 @@ class EquivocatingProxy:
             return frame
         with self._lock:
             if msg.type == m.HELLO and self.roster is None:
-                self.roster = list(msg.body["roster"])
+                self.roster = list(msg.body.roster)
             if self.target is None and self.is_target(msg):
                 self.target = msg.seq
             if self.target is None or msg.seq < self.target:
@@ -248,7 +248,7 @@ class EquivocatingProxy:
                 body, heads = self.variant(msg, self)
                 new = self._sign(msg, body, prev=msg.prev, heads=heads)
             elif msg.prev in self.renamed:
-                new = self._sign(msg, dict(msg.body), prev=self.renamed[msg.prev])
+                new = self._sign(msg, m.to_wire(msg.body), prev=self.renamed[msg.prev])
             else:  # not on the chain of the target (cannot happen for one sender): unchanged
                 return frame
             self.forged[msg.hash] = new

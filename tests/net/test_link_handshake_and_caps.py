@@ -382,12 +382,13 @@ async def test_unauthenticated_connections_are_capped_per_address_and_in_all(
 ) -> None:
     host = Node(_options(tmp_path, "host", handshake_timeout=1.0))
     streams: list[trio.SocketStream] = []
-    with trio.fail_after(20):
+    with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             port = await nursery.start(host.host, CONFIG, 0)
             for _ in range(10):  # one address: four get in
                 streams.append(await trio.open_tcp_stream(LOOPBACK, port))
-            fates = [await _fate(s, 1.0) for s in streams[:10]]
+            # Bounds, not times: a fate is known as soon as the host greets or closes.
+            fates = [await _fate(s, 10.0) for s in streams[:10]]
             assert fates.count("hi") == 4, fates
             assert fates.count("closed") == 6, fates
             for s in streams:
@@ -398,11 +399,11 @@ async def test_unauthenticated_connections_are_capped_per_address_and_in_all(
                 source = f"127.0.0.{index}"
                 for _ in range(4):
                     streams.append(await trio.open_tcp_stream(LOOPBACK, port, local_address=source))
-            fates = [await _fate(s, 1.0) for s in streams]
+            fates = [await _fate(s, 10.0) for s in streams]
             assert fates.count("hi") == 16, fates
             assert host.stats.refused_connections >= 6 + 8
             # the handshake timeout closes the idle ones that were let in
-            later = [await _fate(s, 2.5) for s in streams if True]
+            later = [await _fate(s, 10.0) for s in streams if True]
             assert "silent" not in later, later
             for s in streams:
                 await s.aclose()
@@ -431,10 +432,10 @@ async def test_a_frame_over_the_pre_auth_cap_closes_the_connection_at_once(
             await fs.receive_net(HI)
             await stream.send_all(length.to_bytes(4, "big") + bytes(1000))
             closed_at = trio.current_time()
-            with trio.fail_after(2):
+            with trio.fail_after(5):  # well short of the 10 s, with room for a busy machine
                 with suppress(trio.BrokenResourceError):
                     assert await fs.receive() is None
-            assert trio.current_time() - closed_at < 2
+            assert trio.current_time() - closed_at < 5
             await stream.aclose()
             nursery.cancel_scope.cancel()
 

@@ -48,7 +48,8 @@ from moska_p2p.protocol import verdict as v
 from moska_p2p.protocol.config import TableConfig
 from moska_p2p.protocol.deck_phase import STAGE_PASS1, STAGE_PASS2
 from moska_p2p.protocol.frames import open_frame
-from moska_p2p.protocol.session import DONE, STOPPED, PeerSession, _hand_cards
+from moska_p2p.protocol.play_phase import hand_cards
+from moska_p2p.protocol.session import DONE, STOPPED, PeerSession
 from moska_p2p.protocol.simulate import Network, make_peers
 from moska_p2p.protocol.transcript import verify_transcript, write_transcript
 
@@ -225,7 +226,7 @@ class Adversary:
         seat = session.my_seat
         cards = [
             [g.pos_of[card], session.deck.my_key(g.pos_of[card])]
-            for card in _hand_cards(g, other)
+            for card in hand_cards(g, other)
             if not g.shown[seat] >> card & 1
         ]
         self.alternative_move = {
@@ -304,7 +305,7 @@ class Adversary:
         return self.session.peers[self.session.me].accepted[msg.seq - 1][1]
 
     def _falsify(self, msg: m.Message) -> dict[str, Any]:
-        body = dict(msg.body)
+        body = m.to_wire(msg.body)
         kind = msg.type
         if kind == m.HELLO:
             config = dict(body["config"])
@@ -336,7 +337,7 @@ class Adversary:
     def _wrong_claim(self, msg: m.Message) -> list[Any] | None:
         """A D3 claim that lies: deny the trump it holds (caught when it is shown, or at
         the disclosure), or show another card of its hand as that trump."""
-        if msg.body["card"] is not None:
+        if msg.body.card is not None:
             return None
         s = self.session
         g = s.game
@@ -354,7 +355,7 @@ class Adversary:
             body, heads = self._variant(msg)
             new = self._sign(msg.type, body, msg, heads=heads)
         elif msg.prev in self.renamed:
-            new = self._sign(msg.type, dict(msg.body), msg, prev=self.renamed[msg.prev])
+            new = self._sign(msg.type, m.to_wire(msg.body), msg, prev=self.renamed[msg.prev])
         else:  # pragma: no cover - every later message chains on the target
             return frame  # unreachable in practice
         self.forged[msg.hash] = new
@@ -364,7 +365,7 @@ class Adversary:
     def _variant(self, msg: m.Message) -> tuple[dict[str, Any], list[tuple[int, bytes]] | None]:
         """Another valid body (or the same body under other heads) for the target."""
         s = self.session
-        body = dict(msg.body)
+        body = m.to_wire(msg.body)
         kind = msg.type
         quiet = [
             (0, b"") if k != s.me else head for k, head in zip(s.roster, msg.heads, strict=True)

@@ -111,7 +111,7 @@ def _rewrite(net_box: list[Network], cheater: int, kind: str, change: object) ->
         if target == cheater:
             return []  # the cheater knows what it sent; relays of its forgeries are not news
         if msg.hash not in forged:
-            body = dict(msg.body)
+            body = m.to_wire(msg.body)
             if msg.type == kind and not changed:
                 change(body)  # type: ignore[operator]
                 changed = True

@@ -434,7 +434,7 @@ def test_every_field_perturbed_never_raises(
         "s": msg.seq,
         "p": msg.prev,
         "t": msg.type,
-        "b": dict(msg.body),
+        "b": m.to_wire(msg.body),
         "h": [list(h) for h in msg.heads],
     }
     target = data if envelope or not data["b"] else data["b"]
@@ -488,13 +488,13 @@ def test_a_transcript_with_a_proof_altered_is_rejected_naming_that_frame(
     owner, config, roster, frames = read_transcript(path)
     index = next(i for i, f in enumerate(frames) if _msg(f).type == kind)
     msg = _msg(frames[index])
-    body = dict(msg.body)
+    body = m.to_wire(msg.body)
     proof = bytearray(body["proof"])
     proof[40] ^= 0x01
     body["proof"] = bytes(proof)
     # Without the sender's key the change breaks the signature ...
     unsigned = bytearray(frames[index])
-    unsigned[unsigned.find(bytes(msg.body["proof"][:48])) + 40] ^= 0x01
+    unsigned[unsigned.find(bytes(msg.body.proof[:48])) + 40] ^= 0x01
     forged = tmp_path / "forged.moska"
     write_transcript(
         forged, owner, config, roster, [*frames[:index], bytes(unsigned), *frames[index + 1 :]]
@@ -607,7 +607,7 @@ def test_a_second_result_is_a_violation() -> None:
     result = next(
         f for f in first.transcript if _msg(f).type == m.RESULT and _msg(f).sender == first.me
     )
-    body = dict(_msg(result).body)
+    body = m.to_wire(_msg(result).body)
     body["losers"] = list(body["losers"])
     fresh = table("mustamaija", 2, seed=3)
     start(fresh)

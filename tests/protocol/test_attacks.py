@@ -284,9 +284,9 @@ def test_false_lowest_trump_claim_hiding_it_is_caught_when_shown() -> None:
     liar = net.sessions[holder]
 
     def lying_claim() -> None:  # a client that never shows its trump
-        liar._send(m.CLAIM, {"rank": liar.claim_rank, "card": None})
+        liar.send(m.CLAIM, {"rank": liar.claim_rank, "card": None})
 
-    liar._send_claim = lying_claim  # type: ignore[method-assign]
+    liar.send_claim = lying_claim  # type: ignore[method-assign]
     start(net)
     play_out(net, seed=seed)
     assert_verdict(net, holder, v.FALSE_CLAIM)

@@ -71,7 +71,7 @@ def _offloaded(net: Network, lag: float = 0.0, seed: int = 0) -> OffloadNetwork:
 def _bodies(sessions: Sequence[PeerSession], kind: str) -> list[bytes]:
     """Every ``kind`` message body in the first transcript, as signed."""
     return [
-        m.encode_payload(b"", b"", 0, b"", kind, dict(_msg(f).body), [])
+        m.encode_payload(b"", b"", 0, b"", kind, m.to_wire(_msg(f).body), [])
         for f in sessions[0].transcript
         if _msg(f).type == kind
     ]
@@ -147,7 +147,7 @@ def test_a_bad_pass_gets_the_inline_verdict_and_the_pipelined_pass_is_never_sent
     # The seat after the cheater made its own pass from the forged output, in parallel with
     # the check, and discarded it: it sent no pass after the cheater's.
     evidence = offloaded.verdicts[successor].evidence  # type: ignore[union-attr]
-    forged = tuple(_msg(evidence[0]).body["points"])
+    forged = tuple(_msg(evidence[0]).body.points)
     made = [job for job in offloaded.ran[successor] if job.kind == MAKE and forged in job.key]
     assert made, "the pipeline made no pass ahead of the check"
     sent = [_msg(f) for f in offloaded.sessions[successor].transcript]

@@ -39,7 +39,7 @@ def test_a_timeout_verdict_says_the_silent_peer_was_reached_through_a_relay(
     silent_seat = direct.seats[0]
     judge, verdict, [frame] = _stopped_on_silence(silent_seat)  # the same game, relayed
     assert verdict.kind == v.TIMEOUT and verdict.relayed == verdict.keys
-    assert _msg(frame).body["relayed"] == list(verdict.keys)
+    assert _msg(frame).body_as(m.VerdictBody).relayed == verdict.keys
     assert not verdict.conviction  # a relayed path changes nothing: silence convicts nobody
     assert "went through a relay" in v.relayed_note(verdict)
     path = tmp_path / "judge.moska"
@@ -52,12 +52,14 @@ def test_a_timeout_verdict_says_the_silent_peer_was_reached_through_a_relay(
 
 def test_a_verdict_over_direct_paths_says_so_and_one_without_the_field_still_reads() -> None:
     _, verdict, [frame] = _stopped_on_silence(None)
-    body = _msg(frame).body
+    body = m.to_wire(_msg(frame).body)
     assert body["relayed"] == [] and verdict.relayed == ()
     # A verdict signed before the field existed says nothing of its paths: still a verdict.
     legacy = {k: val for k, val in body.items() if k != "relayed"}
     payload = m.encode_payload(bytes(32), bytes(32), 9, bytes(32), m.VERDICT, legacy, ())
-    assert "relayed" not in m.parse_payload(payload).body
+    read = m.parse_payload(payload).body_as(m.VerdictBody)
+    assert read.relayed is None
+    assert m.to_wire(read) == legacy  # and it goes back on the wire without it
 
 
 def test_a_relayed_path_must_name_another_player() -> None:

@@ -2,18 +2,31 @@
 
 Every stage names what every message kind does in it; a kind applies only in the stages of
 the phase that handles it; and a message of a kind the current stage does not take gets the
-verdict (or the wait) the table says, the same as the handlers gave before the table.
+verdict (or the wait) the table says, the same as the handlers gave before the table. The
+stage itself moves only along the table's edges (``stages.EDGES``), through one checked
+method (``PeerSession.enter``).
 """
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
-from protocol_harness import _msg, start, table
+from protocol_harness import _msg, play_out, start, table
 
 from moska_p2p.protocol import messages as m
 from moska_p2p.protocol import stages
 from moska_p2p.protocol import verdict as v
-from moska_p2p.protocol.session import PLAY, STAGES, STOPPED, PeerSession
+from moska_p2p.protocol.session import (
+    DONE,
+    HELLO,
+    PLAY,
+    SHUFFLE2,
+    STAGES,
+    STOPPED,
+    LocalError,
+    PeerSession,
+)
 from moska_p2p.protocol.simulate import Network
 
 ALL_KINDS = {
@@ -67,7 +80,7 @@ def _own(session: PeerSession, kind: str) -> dict[str, object]:
     for frame in session.transcript:
         msg = _msg(frame)
         if msg.sender == session.me and msg.type == kind:
-            return dict(msg.body)
+            return m.to_wire(msg.body)
     raise AssertionError(f"no {kind} sent")
 
 
@@ -136,3 +149,65 @@ def test_the_session_routes_by_the_table(monkeypatch: pytest.MonkeyPatch) -> Non
     net = _in_play()
     _send_late(net, 1, m.SEAT, _own(net.sessions[1], m.SEAT))
     assert all(verdict is None for verdict in net.verdicts)
+
+
+def _recording_edges(monkeypatch: pytest.MonkeyPatch) -> set[tuple[int, int]]:
+    """Every stage change any session makes from now on, as (from, to)."""
+    taken: set[tuple[int, int]] = set()
+    enter = PeerSession.enter
+
+    def recording(self: PeerSession, stage: int) -> None:
+        before = self.stage
+        enter(self, stage)
+        taken.add((before, stage))
+
+    monkeypatch.setattr(PeerSession, "enter", recording)
+    return taken
+
+
+@pytest.mark.parametrize(("preset", "players", "seed"), [("moska", 2, 1), ("moska", 4, 7)])
+def test_every_edge_of_a_whole_game_is_in_the_table(
+    monkeypatch: pytest.MonkeyPatch, preset: str, players: int, seed: int
+) -> None:
+    taken = _recording_edges(monkeypatch)
+    net = table(preset, players, seed=seed)
+    start(net)
+    play_out(net, seed=seed)
+    assert all(s.stage == DONE for s in net.sessions), [s.verdict for s in net.sessions]
+    line = list(range(len(STAGES)))
+    assert taken == set(itertools.pairwise(line))  # hello -> seat -> ... -> done
+    assert all(after in stages.EDGES[before] for before, after in taken)
+
+
+def test_a_stop_is_an_edge_of_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken = _recording_edges(monkeypatch)
+    net = _in_play()
+    _send_late(net, 1, m.HELLO, _own(net.sessions[1], m.HELLO))
+    assert (PLAY, STOPPED) in taken
+    assert all(after in stages.EDGES[before] for before, after in taken)
+
+
+def test_a_step_the_table_lacks_is_refused_and_the_stage_stays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Drop the edge from the last shuffle pass to the play: the session that would take it
+    refuses with a LocalError (its own bug, not a peer's) and stays where it was."""
+    monkeypatch.setitem(stages.EDGES, SHUFFLE2, frozenset({STOPPED}))
+    net = table("moska", 2, seed=2)
+    with pytest.raises(LocalError, match="from stage shuffle2 to play"):
+        start(net)
+    assert SHUFFLE2 in {s.stage for s in net.sessions}
+    assert all(s.stage != PLAY for s in net.sessions)
+
+
+def test_the_stage_changes_only_through_enter() -> None:
+    session = table("moska", 2, seed=4).sessions[0]
+    with pytest.raises(AttributeError):
+        session.stage = PLAY  # type: ignore[misc]
+    with pytest.raises(LocalError, match="from stage hello to done"):
+        session.enter(DONE)
+    assert session.stage == HELLO
+    session.enter(STOPPED)
+    assert session.stage == STOPPED
+    with pytest.raises(LocalError):
+        session.enter(STOPPED)  # stopped once: a second stop is a bug

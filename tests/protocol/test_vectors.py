@@ -387,7 +387,7 @@ def test_a_changed_byte_breaks_the_signature() -> None:
     wire[offset] ^= 0x01  # the first letter of the move's text
     kind, payload, signature = open_frame(bytes(wire[4:]))
     changed = m.parse_payload(payload)  # still a well-formed message, with another move text
-    assert changed.body["move"] != text.decode()
+    assert changed.body.move != text.decode()
     assert changed.hash.hex() != vector["payload_sha256"]
     assert not verify(public, kind, payload, signature)
 
@@ -783,8 +783,8 @@ def test_attack_gives_its_recorded_outcome(case: dict[str, Any]) -> None:
         if at_message is not None:
             own = _msg(bytes.fromhex(steps[at_message]["frame"]))
             assert own.type == m.VERDICT and own.sender.hex() == ATTACKS["roster"][0]
-            assert own.body["kind"] == wanted["kind"]
-            assert [k.hex() for k in own.body["culprits"]] == wanted["keys"]
+            assert own.body.kind == wanted["kind"]
+            assert [k.hex() for k in own.body.culprits] == wanted["keys"]
             assert at_message >= at
             assert at_message == at or outputs[at_message] == []  # the observer has stopped
     if "ignored_step" in expect:
@@ -840,14 +840,14 @@ def _claims(observer: PeerSession, frames: list[bytes]) -> list[list[Any]]:
     for frame in frames:
         msg = _msg(frame)
         if msg.type == m.CLAIM:
-            card = msg.body["card"]
-            out.append([observer.seat_of[msg.sender], msg.body["rank"], card and card[0]])
+            card = msg.body.card
+            out.append([observer.seat_of[msg.sender], msg.body.rank, card and card[0]])
     return out
 
 
 def _disclosures(observer: PeerSession, frames: list[bytes]) -> list[list[Any]]:
     return [
-        [observer.seat_of[msg.sender], sorted(pos for pos, _ in msg.body["keys"])]
+        [observer.seat_of[msg.sender], sorted(pos for pos, _ in msg.body.keys)]
         for msg in map(_msg, frames)
         if msg.type == m.DISCLOSE
     ]
@@ -910,7 +910,7 @@ def test_a_transcript_with_a_proof_altered_and_signed_again_does_not_verify(
         bytes.fromhex(p["public_key"]): bytes.fromhex(p["identity_seed"]) for p in game["peers"]
     }
     signer = Identity.from_seed(seeds[msg.sender])
-    body = dict(msg.body)
+    body = m.to_wire(msg.body)
     proof = bytearray(body["proof"])
     proof[100] ^= 0x01
     body["proof"] = bytes(proof)

@@ -86,7 +86,7 @@ class Fuzzer(DecoderInputs):
         self.weights = [WEIGHTS.get(c.kind, 1.0) for c in self.checkpoints]
         for game in self.games:
             for frame in game.by_type[m.HELLO][:1]:
-                self.configs.append(_message(frame).body["config"])
+                self.configs.append(_message(frame).body.config)
         self._net_setup()
         print(f"  setup {time.perf_counter() - start:.1f} s, {len(self.checkpoints)} checkpoints")
 

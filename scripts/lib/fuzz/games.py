@@ -209,10 +209,10 @@ def play(index: int, snapshots: Snapshots, budget: int) -> tuple[Game, list[Chec
         game.by_type[msg.type].append(frame)
         game.hashes.append(msg.hash)
         if msg.type == m.MOVE:
-            game.moves.append(msg.body["move"])
-            game.states.append(msg.body["state"])
+            game.moves.append(msg.body.move)
+            game.states.append(msg.body.state)
         if msg.type in (m.SHUFFLE1, m.SHUFFLE2):
-            game.points.extend(msg.body["points"][:4])
+            game.points.extend(msg.body.points[:4])
     for session in result.sessions:
         game.keys.extend((pos, key) for (_, pos), key in session.keys.items())
     game.keys = sorted(set(game.keys))[:400]

@@ -41,7 +41,7 @@ def rewrite_first(table: Table, kind: str, change: Callable[[dict[str, Any]], No
         if target == CHEAT:
             return []
         if msg.hash not in forged:
-            body = dict(msg.body)
+            body = m.to_wire(msg.body)
             if msg.type == kind and not state["done"]:
                 change(body)
                 state["done"] = True
@@ -99,7 +99,7 @@ def _lying_table(seed: int) -> Table | None:
         return None
     t = attack_table(seed=seed)
     liar = t.peers[CHEAT]
-    honest_claim = liar._send_claim
+    honest_claim = liar.send_claim
     lied = {"done": False}
 
     def lying_claim() -> None:  # a client that hides its lowest trump once
@@ -107,10 +107,10 @@ def _lying_table(seed: int) -> Table | None:
         assert g is not None
         if not lied["done"] and g.hands[liar.my_seat] >> (liar.claim_rank * 4 + g.trump) & 1:
             lied["done"] = True
-            liar._send(m.CLAIM, {"rank": liar.claim_rank, "card": None})
+            liar.send(m.CLAIM, {"rank": liar.claim_rank, "card": None})
         else:
             honest_claim()
 
-    liar._send_claim = lying_claim  # type: ignore[method-assign]
+    liar.send_claim = lying_claim  # type: ignore[method-assign]
     liar.claim_book.deny = lambda denial: None  # type: ignore[method-assign]  # no self-check
     return t

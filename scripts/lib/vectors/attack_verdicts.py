@@ -9,9 +9,7 @@ from typing import Any
 from moska_p2p.crypto import group as grp
 from moska_p2p.protocol import messages as m
 from moska_p2p.protocol import verdict as v
-from moska_p2p.protocol.session import (
-    _hand_cards,
-)
+from moska_p2p.protocol.play_phase import hand_cards
 from scripts.lib.vectors.attack_tools import (
     ATTACK_SEED,
     CHEAT,
@@ -34,7 +32,7 @@ def verdict_cases() -> list[dict[str, Any]]:
     t.start()
     cheat = t.peers[CHEAT]
     hello = message(cheat.peers[cheat.me].accepted[0][1])
-    other = dict(hello.body, name="another name")
+    other = dict(m.to_wire(hello.body), name="another name")
     t.deliver(HONEST, cheat.craft(m.HELLO, other, seq=0, prev=m.NO_PREVIOUS))
     t.settle()
     cases.append(
@@ -60,7 +58,7 @@ def verdict_cases() -> list[dict[str, Any]]:
     for mv in moves:
         cards = [
             [g.pos_of[c], cheat.deck.my_key(g.pos_of[c])]
-            for c in _hand_cards(g, mv)
+            for c in hand_cards(g, mv)
             if not g.shown[cheat.my_seat] >> c & 1
         ]
         frames.append(cheat.craft(m.MOVE, {"move": str(mv), "state": state, "cards": cards}))
@@ -252,7 +250,7 @@ def verdict_cases() -> list[dict[str, Any]]:
     t.start()
     t.settle()
     cheat = t.peers[CHEAT]
-    body = dict(message(cheat.peers[cheat.me].accepted[0][1]).body)
+    body = m.to_wire(message(cheat.peers[cheat.me].accepted[0][1]).body)
     body["config"] = dict(body["config"], timeout=31.0)
     t.deliver(HONEST, cheat.craft(m.HELLO, body, seq=0, prev=m.NO_PREVIOUS))
     cases.append(

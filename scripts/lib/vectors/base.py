@@ -79,15 +79,15 @@ def claims_of(session: PeerSession) -> list[list[Any]]:
     for frame in session.transcript:
         msg = message(frame)
         if msg.type == m.CLAIM:
-            card = msg.body["card"]
-            out.append([session.seat_of[msg.sender], msg.body["rank"], card and card[0]])
+            card = msg.body.card
+            out.append([session.seat_of[msg.sender], msg.body.rank, card and card[0]])
     return out
 
 
 def disclosures_of(session: PeerSession) -> list[list[Any]]:
     """Every disclosure in a transcript: [seat, [positions]]."""
     return [
-        [session.seat_of[msg.sender], sorted(pos for pos, _ in msg.body["keys"])]
+        [session.seat_of[msg.sender], sorted(pos for pos, _ in msg.body.keys)]
         for msg in map(message, session.transcript)
         if msg.type == m.DISCLOSE
     ]

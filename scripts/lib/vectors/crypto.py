@@ -22,11 +22,8 @@ from moska_p2p.protocol.config import TableConfig, game_id, table_id
 from moska_p2p.protocol.frames import (
     pack,
 )
-from moska_p2p.protocol.session import (
-    _hash,
-    _seat_commitment,
-    transcript_digest,
-)
+from moska_p2p.protocol.play_phase import transcript_digest
+from moska_p2p.protocol.seating import length_prefixed_hash, seat_commitment
 from scripts.lib.vectors.base import IDENTITY_SEEDS, TABLE_NONCE, framed, hexes, jv
 
 # -- crypto vectors -----------------------------------------------------------------------------
@@ -197,8 +194,8 @@ def crypto_vectors() -> dict[str, Any]:
     gid = game_id(tid, nonces)
     seat_secrets = [hashlib.sha256(b"seat" + key).digest() for key in roster]
     joint = hashlib.sha256(b"moska-p2p/joint" + b"".join(seat_secrets)).digest()
-    seats = sorted(roster, key=lambda k: _hash(joint, k))
-    dealer = int.from_bytes(_hash(b"moska-p2p/dealer", joint), "big") % len(roster)
+    seats = sorted(roster, key=lambda k: length_prefixed_hash(joint, k))
+    dealer = int.from_bytes(length_prefixed_hash(b"moska-p2p/dealer", joint), "big") % len(roster)
 
     seed = bytes(range(100, 132))
     small = mp.DeckSecrets.from_seed(seed, gid, 1, 6)
@@ -241,11 +238,11 @@ def crypto_vectors() -> dict[str, Any]:
             "table_id": tid.hex(),
             "seat_secrets": hexes(seat_secrets),
             "seat_commitments": [
-                _seat_commitment(tid, key, s).hex()
+                seat_commitment(tid, key, s).hex()
                 for key, s in zip(roster, seat_secrets, strict=True)
             ],
             "joint": joint.hex(),
-            "sort_keys": [_hash(joint, k).hex() for k in roster],
+            "sort_keys": [length_prefixed_hash(joint, k).hex() for k in roster],
             "seats": hexes(seats),
             "dealer": dealer,
         },

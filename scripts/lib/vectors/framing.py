@@ -280,9 +280,9 @@ def framing_vectors(durak: Table, disclosing: Table) -> dict[str, Any]:
     for frame in durak.watched.transcript + disclosing.watched.transcript:
         msg = message(frame)
         name = msg.type
-        if msg.type == m.CLAIM and msg.body["card"] is not None:
+        if msg.type == m.CLAIM and msg.body.card is not None:
             name = "claim-shown"  # a D3 claim that shows a card
-        elif msg.type == m.MOVE and not msg.body["cards"]:
+        elif msg.type == m.MOVE and not msg.body.cards:
             name = "move-without-cards"
         chosen.setdefault(name, frame)
     notes["disclose"] = "from the game of games.json whose loser discloses a denied position"
