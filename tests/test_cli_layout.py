@@ -18,7 +18,7 @@ CLI = ROOT / "moska_p2p" / "cli"
 NET = ROOT / "moska_p2p" / "net"
 
 COMMANDS = [
-    "play", "host", "join", "watch", "tables",
+    "play", "host", "join", "watch", "tables", "tournament",
     "replay", "verify", "export", "replay-check", "stats",
     "rules", "presets", "arena", "ratings", "simulate",
     "keygen", "trust", "relay", "config",
@@ -57,7 +57,7 @@ def test_every_command_has_its_help(command: str) -> None:
 def test_the_command_modules_are_the_groups() -> None:
     assert _submodules(CLI) == [
         "arena", "common", "config", "known", "local", "net", "p2p", "relay", "replay",
-        "results", "watch",
+        "results", "tournament", "watch",
     ]  # fmt: skip
 
 

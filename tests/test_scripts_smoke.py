@@ -28,6 +28,9 @@ RUNS = {
     "bench_ismcts.py": ["--runs", "1", "--iterations", "5", "--positions", "2"],
     "fuzz.py": ["--inputs", "100", "--checkpoints", "4"],
     "make_vectors.py": ["--check"],
+    # A club event of four bots, one round of two tables, and the same tables alone.
+    "tournament_demo.py": ["--entrants", "4", "--seats", "2", "--rounds", "1", "--preset", "durak",
+                           "--final", "0"],
     # One table of real processes where the cheater signs a bogus verdict (no grace to wait).
     "quit_matrix_net.py": [
         *("--runs", "1", "--tries", "1", "--modes", "bogus", "--tables", "moska:3"),

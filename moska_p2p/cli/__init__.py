@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from . import arena, config, known, local, net, p2p, relay, replay, watch
+from . import arena, config, known, local, net, p2p, relay, replay, tournament, watch
 from .common import EXIT_INTERRUPTED, EXIT_USAGE, is_interrupt
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ COMMANDS: tuple[tuple[str, Callable[..., Any], str, str], ...] = (
     ("join", net.join, PLAY, "Sit down at a table: its invite, HOST:PORT, or one on the LAN."),
     ("watch", watch.watch, PLAY, "Watch a table live as a spectator."),
     ("tables", net.tables, PLAY, "List the open tables on the LAN."),
+    ("tournament", tournament.tournament, PLAY, "Direct or enter a club event of many tables."),
     ("replay", replay.replay, RECORDS, "Step through a game or a transcript in the table."),
     ("verify", p2p.verify, RECORDS, "Check transcripts: signatures, proofs, moves, sessions."),
     ("export", replay.export, RECORDS, "Write a game as a text record (docs/RECORD.md)."),

@@ -229,11 +229,13 @@ def verify(
     """Check transcripts: every signature, every shuffle proof, every key, every move; and,
     given a folder or a session file, the sessions of games among them (RULES M24): the chain
     of games, every player's signed session result (the *-session.moska files), and the
-    session's results table.
+    session's results table. An event's folder (moska tournament): its draw, seating, table
+    results and standings recomputed from the signed statements and its transcripts.
 
     Exit 0 when everything checks; 1 when a file is INVALID (a frame that does not check: a
     forgery, a cheat, records that disagree); else 4 when a file is not a moska transcript,
     3 when one is incomplete (its writer stopped before the game's end: a crash or a cut)."""
+    from ..event.folder import is_event_folder
     from ..protocol.tally import is_session_file
     from ..protocol.transcript import (
         INCOMPLETE,
@@ -242,7 +244,14 @@ def verify(
         Report,
         verify_transcript,
     )
+    from .tournament import verify_events
 
+    events = [path for path in files if is_event_folder(path)]
+    if events:  # an event folder: its draw, tables and standings recomputed
+        code = verify_events(events, as_json)
+        files = [path for path in files if path not in events]
+        if code or not files:
+            raise typer.Exit(code)
     invalid = False
     statuses: set[str] = set()
     paths = _transcripts(files)

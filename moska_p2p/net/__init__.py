@@ -42,12 +42,14 @@ from .persist import (
     load_secret,
     resume_path,
     secret_path,
+    write_private,
 )
 from .port import GamePort, Player, TableWait, table_wait
 from .relay import RelayServer
 from .relay_proto import ROOM_SIZE, Caps
 from .state import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, NodeOptions, Outcome
 from .watch import Watcher, WatchOptions
+from .wire import FrameStream, prefixed
 
 __all__ = [
     "EXIT_FAILED",
@@ -60,6 +62,7 @@ __all__ = [
     "DiscoveryError",
     "Found",
     "FoundTable",
+    "FrameStream",
     "GamePort",
     "Invite",
     "InviteError",
@@ -90,7 +93,9 @@ __all__ = [
     "parse_invite",
     "parse_statement",
     "pick_table",
+    "prefixed",
     "resume_path",
     "secret_path",
     "table_wait",
+    "write_private",
 ]

@@ -22,28 +22,46 @@ from .entry import (
 )
 from .leaderboard import RankedGame
 from .pairing import meetings, repeats, seat_tables, table_sizes
+from .record import (
+    EventRecord,
+    EventState,
+    expected_table_id,
+    follow,
+    table_nonce,
+    table_open,
+    table_result,
+    table_settings,
+)
 from .report import DONE, NO_RESULT, BoardState, TableStatus, ranks, tied_by_lot
-from .signed import Statement, read, sign
+from .service import Director, EntrantRole, TableToPlay, enter
+from .signed import ENTER, TABLE, Statement, read, sign
 from .spec import EventSpec, TournamentError, event_id
 from .standings import RoundResult, Row, TableResult, best, digest, standings
 
 __all__ = [
     "BOT",
     "DONE",
+    "ENTER",
     "NO_RESULT",
     "PERSON",
+    "TABLE",
     "BoardState",
     "CommitSet",
+    "Director",
     "Draw",
     "Entrant",
+    "EntrantRole",
     "EntryList",
+    "EventRecord",
     "EventSpec",
+    "EventState",
     "RankedGame",
     "RoundResult",
     "Row",
     "Statement",
     "TableResult",
     "TableStatus",
+    "TableToPlay",
     "TournamentError",
     "acknowledge",
     "best",
@@ -53,7 +71,10 @@ __all__ = [
     "commitment",
     "digest",
     "draw",
+    "enter",
     "event_id",
+    "expected_table_id",
+    "follow",
     "meetings",
     "missing_acknowledgements",
     "ranks",
@@ -64,6 +85,10 @@ __all__ = [
     "seat_tables",
     "sign",
     "standings",
+    "table_nonce",
+    "table_open",
+    "table_result",
+    "table_settings",
     "table_sizes",
     "tied_by_lot",
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..crypto.identity import Identity, fingerprint_of, is_acceptable_public_key
 from .signed import ACK, ENTRY, Statement, sign
@@ -44,7 +45,7 @@ class EntryList:
     entrants: tuple[Entrant, ...]
     statement: Statement
 
-    @property
+    @cached_property
     def event(self) -> bytes:
         return event_id(self.spec, self.director, self.nonce)
 

@@ -8,7 +8,7 @@ event's id, so a statement of one event never counts in another.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..crypto.identity import Identity, fingerprint_of, is_acceptable_public_key, verify
 from ..protocol.frames import FrameError, pack, unpack
@@ -18,7 +18,16 @@ ENTRY = "tournament/entry"
 ACK = "tournament/ack"
 COMMIT = "tournament/commit"
 REVEAL = "tournament/reveal"
-KINDS = frozenset({ENTRY, ACK, COMMIT, REVEAL})
+ENTER = "tournament/enter"  # an entrant asks to play: [event, name, person|bot]
+CLOSE = "tournament/close"  # the director closes a stage of a round: the items it counts
+CLOSE_ACK = "tournament/close-ack"  # an entrant signs that a closure leaves none of its out
+REFUSE = "tournament/refuse"  # an entrant refuses a closure that leaves its own item out
+TABLE = "tournament/table"  # a table's host says on which port its table listens
+RESULT = "tournament/result"  # a member's signed result of its table
+STANDINGS = "tournament/standings"  # the director publishes the standings' digest
+KINDS = frozenset(
+    {ENTRY, ACK, COMMIT, REVEAL, ENTER, CLOSE, CLOSE_ACK, REFUSE, TABLE, RESULT, STANDINGS}
+)
 
 
 @dataclass(frozen=True)
@@ -29,15 +38,20 @@ class Statement:
     author: bytes
     payload: bytes
     signature: bytes
+    decoded: list[object] | None = field(default=None, compare=False, repr=False)
 
     def body(self) -> list[object]:
-        """The payload, decoded: a list whose first item is the event id."""
+        """The payload, decoded: a list whose first item is the event id. Decoded once and
+        kept (a record reads its statements' bodies over and over): do not change it."""
+        if self.decoded is not None:
+            return self.decoded
         try:
             value = unpack(self.payload)
         except FrameError as error:
             raise TournamentError(f"a {self.kind} statement: {error}") from None
         if not isinstance(value, list) or not value or not isinstance(value[0], bytes):
             raise TournamentError(f"a {self.kind} statement's body is [event id, ...]")
+        object.__setattr__(self, "decoded", value)
         return value
 
     def event(self) -> bytes:

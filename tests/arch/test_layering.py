@@ -36,12 +36,13 @@ ALLOWED: dict[str, set[str]] = {
     "rl": {"cards", "engine", "bots"},
     "net": {"cards", "engine", "crypto", "protocol"},
     "tournament": {"cards", "engine", "crypto", "protocol"},
+    "event": {"cards", "engine", "crypto", "protocol", "bots", "net", "table", "tournament"},
     "table": {"cards", "engine", "crypto", "protocol", "bots", "net"},
     "arena": {"cards", "engine", "bots", "table"},
     "ui": {"cards", "rules_text", "engine", "crypto", "protocol", "bots", "table", "arena",
            "tournament", "i18n"},
     "cli": {"cards", "rules_text", "engine", "crypto", "protocol", "bots", "net", "table",
-            "arena", "ui", "i18n"},
+            "arena", "ui", "i18n", "tournament", "event"},
     "__main__": {"cli"},
 }  # fmt: skip
 BOTTOM = {"errors", "dirs", "exports"}

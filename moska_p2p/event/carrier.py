@@ -1,0 +1,554 @@
+"""Carrying an event's statements between the members' machines (trio, TCP).
+
+A star: every entrant keeps one connection to the director, which re-broadcasts every
+statement it receives to every entrant, so all records hold the same set (the director
+cannot alter what it carries: each statement is signed by its author; what it can and
+cannot do by leaving things out is :mod:`moska_p2p.tournament.service`'s docstring). The
+roles' decisions are the sans-IO :class:`~moska_p2p.tournament.service.Director` and
+:class:`~moska_p2p.tournament.service.EntrantRole`; this module only moves bytes, keeps
+time and the folder, and starts the tables.
+
+Messages are length-prefixed msgpack frames (:class:`~moska_p2p.net.wire.FrameStream`):
+
+* director to entrant, first: ``["event", settings, director key, nonce]``;
+* entrant to director: ``["enter", ENTER statement]``; the director answers
+  ``["refused", reason]`` or sends every statement it holds;
+* both ways: ``["s", statement]``; director to entrants: ``["where", TABLE statement,
+  address]``: a table's host said on which port its table listens, and the director says at
+  which address it sees that host (the joiners pin the host's key, so a wrong address only
+  fails to connect).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trio
+
+from ..crypto.identity import Identity
+from ..net.wire import FrameStream, prefixed
+from ..protocol.frames import FrameError, pack, unpack
+from ..tournament import EventSpec, Row, Statement, TournamentError, read
+from ..tournament.record import EventRecord, EventState, follow, table_open
+from ..tournament.service import Director, EntrantRole, TableToPlay, enter
+from ..tournament.signed import ENTER, TABLE
+from .folder import EVENT_FILE, load, save, write_standings
+from .tables import Seat, play_table, result_of, table_played
+
+log = logging.getLogger(__name__)
+
+EVENT_LINK_ID = b"moska-p2p/event-link"
+"""What an event connection's stream is marked with once its peer has signed its entry:
+the full frame cap (every statement is checked by its own signature, not by the link)."""
+TICK = 0.2
+STAGE_TIMEOUT = 900.0
+"""Seconds the director waits for a stage (commitments, reveals, a round's tables) before
+closing it with what is in (a round of tables may take long: people play it)."""
+RETRY = 0.5
+
+
+@dataclass
+class Connection:
+    key: bytes
+    stream: FrameStream
+    address: str
+    send: trio.MemorySendChannel[bytes]
+
+
+def _message(kind: str, *items: object) -> bytes:
+    return prefixed(pack([kind, *items]))
+
+
+def _decode(body: bytes) -> list[object]:
+    value = unpack(body)
+    if not isinstance(value, list) or not value or not isinstance(value[0], str):
+        raise FrameError("an event message is [kind, ...]")
+    return value
+
+
+async def _write_out(stream: trio.abc.SendStream, outbox: trio.MemoryReceiveChannel[bytes]) -> None:
+    """Send what is queued for a connection, in order (a slow reader never blocks the
+    others: the queue is its own)."""
+    async with outbox:
+        async for message in outbox:
+            await stream.send_all(message)
+
+
+StandingsPrinter = Callable[[list[Row], int, bool], None]
+"""Shows the standings after a round (the rows, the round, whether it was the final)."""
+
+
+# ---------------------------------------------------------------------- the director
+
+
+@dataclass
+class DirectorOptions:
+    identity: Identity
+    spec: EventSpec
+    nonce: bytes
+    entrants: int
+    folder: Path
+    bind: str = "0.0.0.0"
+    port: int = 0
+    echo: Callable[[str], None] = print
+    show: StandingsPrinter | None = None
+    stage_timeout: float = STAGE_TIMEOUT
+
+
+@dataclass
+class DirectorNode:
+    o: DirectorOptions
+    record: EventRecord = field(default_factory=EventRecord)
+    connections: dict[bytes, Connection] = field(default_factory=dict)
+    where: dict[tuple[object, ...], bytes] = field(default_factory=dict)  # the where messages
+    done: trio.Event = field(default_factory=trio.Event)
+
+    def __post_init__(self) -> None:
+        if (self.o.folder / EVENT_FILE).exists():
+            _, self.record = load(self.o.folder)  # the director resumes from its folder
+        self.role = Director(
+            self.o.identity, self.o.spec, self.o.nonce, self.record, self.o.entrants
+        )
+        entry = follow(self.record).entry
+        if entry is not None:
+            self.role.entrants = {e.key: e for e in entry.entrants}
+        self.shown = 0  # rounds whose standings were shown
+        self.seated = 0  # rounds whose tables were shown
+        self.stage_started = 0.0  # when the stage under way began (trio time, from run)
+        self.progress = -1
+
+    async def run(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> int:
+        listeners = await trio.open_tcp_listeners(self.o.port, host=self.o.bind)
+        port = listeners[0].socket.getsockname()[1]
+        task_status.started(port)
+        self.o.echo(
+            f"event {self.role.event.hex()[:16]} open on {self.o.bind}:{port}: enter with"
+            f" moska tournament enter HOST:{port}"
+        )
+        self.stage_started = trio.current_time()
+        async with trio.open_nursery() as nursery:
+            for listener in listeners:
+                nursery.start_soon(trio.serve_listeners, self._serve, [listener])
+            nursery.start_soon(self._ticker)
+            await self.done.wait()
+            await trio.sleep(1.0)  # the last statements reach everyone
+            nursery.cancel_scope.cancel()
+        return 0
+
+    async def _ticker(self) -> None:
+        """The director's decisions, and the folder, once a tick: a stage's statements come
+        in bursts, and the record is read once per burst, not once per statement."""
+        saved = len(self.record)
+        while True:
+            await trio.sleep(TICK)
+            self._advance()
+            if len(self.record) != saved:
+                saved = len(self.record)
+                self._save()
+
+    def _advance(self) -> None:
+        state = follow(self.record)
+        marker = (
+            len(state.rounds),
+            sum(1 for r in state.rounds for s in r.stages.values() if s.closure),
+        )
+        if hash(marker) != self.progress:
+            self.progress, self.stage_started = hash(marker), trio.current_time()
+        late = trio.current_time() - self.stage_started > self.o.stage_timeout
+        try:
+            out = self.role.step(deadline=late and state.entry_closed)
+        except TournamentError as error:
+            self.o.echo(f"the event stops: {error}")
+            self.done.set()
+            return
+        for statement in out:
+            self._broadcast(_message("s", statement.to_bytes()))
+        if out:
+            self._save()
+            self._show()
+        state = follow(self.record)
+        if state.conflicts:
+            for conflict in state.conflicts:
+                self.o.echo(f"the event stops: {conflict}")
+            self.done.set()
+        elif state.finished():
+            self.done.set()
+
+    def _show(self) -> None:
+        state = follow(self.record)
+        assert state.entry is not None or not state.rounds
+        for current in state.rounds[self.seated :]:
+            if current.tables is None or state.entry is None:
+                break
+            self.seated += 1
+            for number, members in enumerate(current.tables, start=1):
+                names = ", ".join(state.entry.entrant(k).name for k in members)
+                self.o.echo(f"round {current.number}: table {number}: {names}")
+            for note in state.notes:
+                if note.startswith(f"round {current.number}:"):
+                    self.o.echo(note)
+        self.shown = show_standings(state, self.shown, self.o.folder, self.o.show)
+
+    def _save(self) -> None:
+        save(self.o.folder, self.role.event, self.record)
+
+    def _broadcast(self, message: bytes) -> None:
+        for connection in list(self.connections.values()):
+            try:
+                connection.send.send_nowait(message)
+            except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+                self._drop(connection)
+
+    def _drop(self, connection: Connection) -> None:
+        if self.connections.get(connection.key) is connection:
+            del self.connections[connection.key]
+        connection.send.close()
+
+    async def _serve(self, stream: trio.SocketStream) -> None:
+        """One entrant's connection; whatever breaks it ends it, and nothing else."""
+        try:
+            await self._serve_entrant(stream)
+        except BaseException as error:
+            if not connection_lost(error):
+                raise
+            log.info("an entrant's connection broke: %s", error)
+
+    async def _serve_entrant(self, stream: trio.SocketStream) -> None:
+        frames = FrameStream(stream)
+        try:
+            address = stream.socket.getpeername()[0]
+        except OSError:
+            return
+        send, receive = trio.open_memory_channel[bytes](10_000)
+        connection: Connection | None = None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_write_out, stream, receive)
+            try:
+                await send.send(
+                    _message(
+                        "event", self.o.spec.to_wire(), self.o.identity.public_bytes, self.o.nonce
+                    )
+                )
+                with trio.fail_after(30):
+                    first = await frames.receive()
+                if first is None:
+                    raise FrameError("closed before entering")
+                kind, *rest = _decode(first)
+                if kind != "enter" or len(rest) != 1 or not isinstance(rest[0], bytes):
+                    raise FrameError("the first message is an entry")
+                statement = read(rest[0])
+                if statement.kind != ENTER:
+                    raise TournamentError("the first statement is an entry")
+                entrant = self.role.admit(statement)
+                frames.authenticated(EVENT_LINK_ID)
+                connection = Connection(entrant.key, frames, address, send)
+                old = self.connections.get(entrant.key)
+                if old is not None:
+                    self._drop(old)
+                self.connections[entrant.key] = connection
+                self.o.echo(f"entered: {entrant.name} ({'returning' if old else entrant.plays})")
+                for held in list(self.record.statements.values()):
+                    await send.send(_message("s", held.to_bytes()))
+                for message in list(self.where.values()):
+                    await send.send(message)
+                self._advance()
+                while (body := await frames.receive()) is not None:
+                    self._on_message(connection, body)
+            except (TournamentError, FrameError, trio.TooSlowError) as error:
+                with _quiet():
+                    await send.send(_message("refused", str(error)))
+                    await trio.sleep(0.2)
+                log.info("an entrant's connection ends: %s", error)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
+                log.info("an entrant's connection broke: %s", error)
+            finally:
+                if connection is not None:
+                    self._drop(connection)
+                else:
+                    send.close()
+                nursery.cancel_scope.cancel()
+
+    def _on_message(self, connection: Connection, body: bytes) -> None:
+        kind, *rest = _decode(body)
+        if kind != "s" or len(rest) != 1 or not isinstance(rest[0], bytes):
+            raise FrameError(f"an entrant sends statements, not {kind!r}")
+        statement = read(rest[0])
+        if statement.event() != self.role.event:
+            raise TournamentError("a statement of another event")
+        self.role.admissible(statement)  # anything else would spoil every record
+        if statement.kind == TABLE:
+            where = statement.body()[1:]
+            message = _message("where", statement.to_bytes(), connection.address)
+            self.where[(where[0], where[1], statement.author)] = message
+            self.record.add(statement)
+            self._broadcast(message)
+            return
+        if self.record.add(statement):
+            self._broadcast(_message("s", statement.to_bytes()))
+
+
+# ---------------------------------------------------------------------- the entrant
+
+
+@dataclass
+class EntrantOptions:
+    seat: Seat
+    plays: str
+    folder: Path
+    host: str
+    port: int
+    echo: Callable[[str], None] = print
+    show: StandingsPrinter | None = None
+    connect_wait: float = 600.0
+
+
+class EntrantNode:
+    def __init__(self, o: EntrantOptions) -> None:
+        self.o = o
+        self.record = EventRecord()
+        self.event: bytes | None = None
+        if (o.folder / EVENT_FILE).exists():
+            self.event, self.record = load(o.folder)  # a restart: what it had
+        self.role = EntrantRole(o.seat.identity, self.record)
+        self.where: dict[tuple[int, int, bytes], tuple[str, int]] = {}  # (round, table, host)
+        self.where_changed = trio.Event()
+        self.playing: TableToPlay | None = None
+        self.outbox: trio.MemorySendChannel[bytes] | None = None
+        self.shown = 0
+        self.code: int | None = None
+        self.deadline = 0.0  # when to give up on the director (trio time)
+        self.done = trio.Event()
+        self.changed = trio.Event()  # statements came in since the last decisions
+
+    async def run(self) -> int:
+        self.deadline = trio.current_time() + self.o.connect_wait
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._tables)
+            nursery.start_soon(self._progressing)
+            while not self.done.is_set():
+                try:
+                    await self._session()
+                except BaseException as error:
+                    if not connection_lost(error):
+                        raise
+                    if self.done.is_set():
+                        break
+                    if trio.current_time() > self.deadline:
+                        self.o.echo(f"error: lost the director: {error}")
+                        self.code = 1
+                        break
+                    log.info("the director's connection: %s; again", error)
+                    await trio.sleep(RETRY)
+            nursery.cancel_scope.cancel()
+        return self.code if self.code is not None else 1
+
+    async def _session(self) -> None:
+        stream = await trio.open_tcp_stream(self.o.host, self.o.port)
+        frames = FrameStream(stream)
+        send, receive = trio.open_memory_channel[bytes](10_000)
+        self.outbox = send
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_write_out, stream, receive)
+                with trio.fail_after(30):
+                    first = await frames.receive()
+                if first is None:
+                    raise OSError("the director closed the connection")
+                kind, *rest = _decode(first)
+                if kind != "event" or len(rest) != 3:
+                    raise FrameError("the director's first message is the event")
+                spec = EventSpec.from_wire(rest[0])
+                from ..tournament import event_id
+
+                assert isinstance(rest[1], bytes) and isinstance(rest[2], bytes)
+                event = event_id(spec, rest[1], rest[2])
+                if self.event is not None and event != self.event:
+                    self.o.echo("error: this folder holds another event")
+                    self.code = 1
+                    self.done.set()
+                    return
+                self.event = event
+                me = self.o.seat
+                statement = enter(me.identity, event, me.name, self.o.plays)
+                await send.send(_message("enter", statement.to_bytes()))
+                frames.authenticated(EVENT_LINK_ID)
+                for held in list(self.record.statements.values()):  # what the director may lack
+                    if held.author == me.identity.public_bytes:
+                        await send.send(_message("s", held.to_bytes()))
+                self.o.echo(f"entered the event {spec.name!r} as {me.name}")
+                self.deadline = trio.current_time() + self.o.connect_wait  # from now on
+                if len(self.record):
+                    self._progress()  # a restart: carry on from the folder
+                while not self.done.is_set():
+                    body = await frames.receive()
+                    if body is None:
+                        raise OSError("the director closed the connection")
+                    self._on_message(body)
+                nursery.cancel_scope.cancel()
+        finally:
+            self.outbox = None
+            send.close()
+            await trio.aclose_forcefully(stream)
+
+    def _send(self, statement: Statement) -> None:
+        if self.outbox is not None:
+            with _quiet():
+                self.outbox.send_nowait(_message("s", statement.to_bytes()))
+
+    def _on_message(self, body: bytes) -> None:
+        kind, *rest = _decode(body)
+        if kind == "refused":
+            self.o.echo(f"error: the director refused this entrant: {rest[0] if rest else ''}")
+            self.code = 1
+            self.done.set()
+            return
+        if kind == "where" and len(rest) == 2 and isinstance(rest[0], bytes):
+            statement = read(rest[0])
+            body_ = statement.body()
+            if statement.kind == TABLE and len(body_) == 4 and isinstance(rest[1], str):
+                self.record.add(statement)
+                round_number, table, port = body_[1:]
+                if type(round_number) is int and type(table) is int and type(port) is int:
+                    self.where[(round_number, table, statement.author)] = (rest[1], port)
+                self.where_changed.set()
+                self.where_changed = trio.Event()
+            return
+        if kind != "s" or len(rest) != 1 or not isinstance(rest[0], bytes):
+            raise FrameError(f"unexpected message {kind!r}")
+        statement = read(rest[0])
+        if self.record.add(statement):
+            self.changed.set()
+
+    async def _progressing(self) -> None:
+        """The entrant's decisions once per burst of statements (a stage's statements come
+        together, and the record is read once for them all)."""
+        while not self.done.is_set():
+            await self.changed.wait()
+            self.changed = trio.Event()
+            self._progress()
+            await trio.sleep(TICK / 4)
+
+    def _progress(self) -> None:
+        assert self.event is not None
+        try:
+            out = self.role.step()
+            state = follow(self.record)
+        except TournamentError as error:
+            self.o.echo(f"error: the event does not verify: {error}")
+            save(self.o.folder, self.event, self.record)
+            self.code = 1
+            self.done.set()
+            return
+        for statement in out:
+            self._send(statement)
+        save(self.o.folder, self.event, self.record)
+        self.shown = show_standings(state, self.shown, self.o.folder, self.o.show)
+        if state.conflicts:
+            for conflict in state.conflicts:
+                self.o.echo(f"the event stops: {conflict}")
+            self.code = 1
+            self.done.set()
+        elif state.finished():
+            self.code = 0
+            self.done.set()
+        elif out:
+            self._progress()
+
+    async def _tables(self) -> None:
+        """Play each table the draw seats this entrant at, then send its result."""
+        while not self.done.is_set():
+            await trio.sleep(TICK)
+            table = self.role.table_to_play()
+            if table is not None and table != self.playing:
+                self.playing = table
+                await self._play(table)
+
+    async def _play(self, table: TableToPlay) -> None:
+        entry = follow(self.record).entry
+        assert entry is not None and self.event is not None
+        event, seat = self.event, self.o.seat
+        self.o.echo(
+            f"round {table.round_number}: table {table.table + 1} with "
+            + ", ".join(entry.entrant(k).name for k in table.members)
+        )
+
+        async def announce(port: int) -> None:
+            said = table_open(seat.identity, event, table.round_number, table.table, port)
+            self.record.add(said)
+            self._send(said)
+
+        async def host_address(tried: tuple[str, int] | None) -> tuple[str, int]:
+            """Where the table's host says it listens (only the host's word counts)."""
+            while True:
+                found = self.where.get((table.round_number, table.table, table.host))
+                if found is not None and found != tried:
+                    return found
+                await self.where_changed.wait()
+
+        if not table_played(seat, self.o.folder, table):
+            outcome = await play_table(seat, self.o.folder, table, entry, announce, host_address)
+            self.o.echo(f"round {table.round_number}, table {table.table + 1}: {outcome.message}")
+        result = result_of(seat, self.o.folder, table, entry)
+        self.record.add(result)
+        self._send(result)
+        self._progress()
+
+
+CONNECTION_ERRORS = (
+    OSError,
+    trio.BrokenResourceError,
+    trio.ClosedResourceError,
+    trio.TooSlowError,
+    FrameError,
+)
+
+
+def connection_lost(error: BaseException) -> bool:
+    """Whether ``error`` (a nursery's group of them too) only says a connection broke."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(connection_lost(inner) for inner in error.exceptions)
+    return isinstance(error, CONNECTION_ERRORS)
+
+
+def show_standings(
+    state: EventState, shown: int, folder: Path, show: StandingsPrinter | None
+) -> int:
+    """Write (and show) the standings of a round published since the ``shown`` first ones;
+    how many are shown now."""
+    done = [r for r in state.rounds if r.published is not None]
+    if len(done) > shown and done[-1].rows is not None:
+        write_standings(folder, standings_lines(done[-1].rows))
+        if show is not None:
+            show(done[-1].rows, done[-1].number, done[-1].final)
+        return len(done)
+    return shown
+
+
+def standings_lines(rows: list[Row]) -> list[str]:
+    """The standings as plain text rows (a placeholder for the standings board screen):
+    place, name, losses, games, korokkeella, poronmuna, forfeits, final losses."""
+    lines = [f"{'#':>3}  {'name':<20} {'lost':>4} {'games':>5} {'kor':>3} {'por':>3} {'forf':>4}"]
+    for place, row in enumerate(rows, start=1):
+        final = "" if row.final_points is None else f"  final: {row.final_points} lost"
+        rounds = ", ".join(map(str, row.no_result))
+        missing = f"  no result in round {rounds}" if row.no_result else ""
+        lines.append(
+            f"{place:>3}  {row.name:<20} {row.points:>4} {row.games:>5} {row.korokkeella:>3}"
+            f" {row.poronmuna:>3} {row.forfeits:>4}{final}{missing}"
+        )
+    return lines
+
+
+class _quiet:
+    """Swallow a send on a closed or full channel (the other side is gone: nothing to say)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> bool:
+        return isinstance(
+            value, (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+        )

@@ -1,0 +1,60 @@
+"""An event's director and entrants in one process, the carrier a loop: what the sans-IO
+tests of the event run on."""
+
+from __future__ import annotations
+
+from moska_p2p.crypto.identity import Identity
+from moska_p2p.protocol.tally import GameRecord
+from moska_p2p.tournament import BOT, EventSpec
+from moska_p2p.tournament.record import EventRecord, expected_table_id, follow, table_result
+from moska_p2p.tournament.service import Director, EntrantRole, enter
+
+SPEC = EventSpec("club night", "moska", seats_per_table=3, rounds=2, games_per_round=1,
+                 final_size=3, final_games=1)  # fmt: skip
+NONCE = bytes(range(32))
+
+
+def ids(count: int, base: int = 1) -> list[Identity]:
+    return [Identity.from_seed(bytes([base + i]) * 32) for i in range(count)]
+
+
+class Club:
+    """A director and its entrants; every statement goes to every record (the carrier)."""
+
+    def __init__(self, count: int = 6) -> None:
+        self.director_id = Identity.from_seed(bytes([200]) * 32)
+        self.director = Director(self.director_id, SPEC, NONCE, EventRecord(), count)
+        self.people = ids(count)
+        self.roles = [EntrantRole(p, EventRecord()) for p in self.people]
+        self.blocked: set[bytes] = set()  # statements the director does not carry
+        for n, person in enumerate(self.people):
+            self.director.admit(enter(person, self.director.event, f"bot{n}", BOT))
+
+    def records(self) -> list[EventRecord]:
+        return [self.director.record, *(r.record for r in self.roles)]
+
+    def carry(self, statements: list) -> None:  # type: ignore[type-arg]
+        for statement in statements:
+            if statement.to_bytes() in self.blocked:
+                continue
+            for record in self.records():
+                record.add(statement)
+
+    def play_tables(self, loser_seat: int = 0) -> None:
+        for role in self.roles:
+            table = role.table_to_play()
+            if table is None:
+                continue
+            entry = follow(role.record).entry
+            assert entry is not None
+            key = expected_table_id(entry, table.round_number, table.table, table.members)
+            game = GameRecord(1, bytes(32), bytes(32), (loser_seat,), False, 0)
+            self.carry([table_result(role.identity, entry.event, table.round_number,
+                                     table.table, key, table.members, [game])])  # fmt: skip
+
+    def run(self, rounds: int = 50) -> None:
+        for _ in range(rounds):
+            self.carry(self.director.step())
+            for role in self.roles:
+                self.carry(role.step())
+            self.play_tables()
