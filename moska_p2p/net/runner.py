@@ -300,6 +300,8 @@ class GameRunner:
                 if self.end is None:
                     self.end = out
                     self.stats.t_end = time.time()
+                    if isinstance(out, v.Finished):
+                        self._hand_over(session)
                 if self.file is not None:
                     self.file.close()
                 self.over.set()
@@ -314,6 +316,15 @@ class GameRunner:
             self.stats.t_first_turn = time.time()
         self._turn.set()
         self.on_moved()
+
+    def _hand_over(self, session: PeerSession) -> None:
+        """The game is done here: give every linked peer what its latest heads say it
+        lacks. A peer whose link to a third one is broken hears that one's last frames
+        (its ``result``) only through the others, and this peer will answer no ``wait`` of
+        it any more (PROTOCOL.md §15.1: one broken link stops no game)."""
+        for key, link in self.mesh.links.items():
+            for frame in session.frames_lacked_by(key):
+                link.enqueue(frame)
 
     async def _ticker(self) -> None:
         session = self.session

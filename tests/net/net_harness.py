@@ -135,6 +135,7 @@ class Table:
         join_bot: str = "random",
         host_args: list[str] | None = None,
         host_preexec: Callable[[], None] | None = None,
+        entrance: Callable[[int, int], int] | None = None,
     ) -> None:
         self.folder = folder
         self.identities = [folder / f"p{i}.pem" for i in range(players)]
@@ -147,6 +148,8 @@ class Table:
         self.preset, self.players, self.timeout, self.pace = preset, players, timeout, pace
         self.host_bot, self.join_bot = host_bot, join_bot
         self.host_args, self.host_preexec = host_args or [], host_preexec
+        # the port joiner ``seat`` joins at, from the host's (e.g. a proxy's in front of it)
+        self.entrance = entrance or (lambda seat, port: port)
         self.peers: list[Peer] = []
         self.port = 0
 
@@ -175,7 +178,8 @@ class Table:
         self.port = int(self.peers[0].wait_for(JOIN_LINE).group(1))
         for i in range(1, players):
             args = [
-                "join", f"127.0.0.1:{self.port}", "--bot", join_bot, "--seed", str(i),
+                "join", f"127.0.0.1:{self.entrance(i, self.port)}", "--bot", join_bot,
+                "--seed", str(i),
                 "--identity", str(self.identities[i]), "--transcript", str(self.transcripts[i]),
                 "--wait", "30", "--timeout", "5", *common,
             ]  # fmt: skip
@@ -232,6 +236,19 @@ def in_game(peer: Peer, path: Path, number: int, size: int = 60_000, timeout: fl
         time.sleep(0.02)
 
 
+def mid_game(table: Table, watch: int, size: int = 100_000) -> None:
+    """Wait until a single game is under way: peer ``watch``'s transcript has grown past the
+    proven shuffle and the deal into the play."""
+    for peer in table.peers:
+        peer.wait_for(re.compile(r"^seats: ", re.M), 30)
+    deadline = time.monotonic() + 20
+    path = table.transcripts[watch]
+    while (not path.exists() or path.stat().st_size < size) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for peer in table.peers:
+        assert "result:" not in peer.out, "the game ended before the test could interfere"
+
+
 class Namespaces:
     """Network namespaces of the test's own, each held open by an ``unshare -n sleep``
     process (which ends by itself after ``lifetime`` seconds, should a test leak it) and
@@ -257,10 +274,48 @@ class Namespaces:
     def _ip(*args: str) -> None:
         subprocess.run(["ip", *args], check=True, timeout=10, capture_output=True)
 
+    def veth(self, first: int, first_name: str, second: int, second_name: str) -> None:
+        """A veth pair, its end ``first_name`` in namespace ``first``, ``second_name`` in
+        ``second`` (both down, without addresses: the caller sets them up)."""
+        self._ip("link", "add", first_name, "type", "veth", "peer", "name", second_name)
+        self._ip("link", "set", first_name, "netns", str(self.holders[first].pid))
+        self._ip("link", "set", second_name, "netns", str(self.holders[second].pid))
+
     def close(self) -> None:
         for holder in self.holders:  # the veth pairs go with their namespaces
             holder.kill()
             holder.wait(5)
+
+
+class Bridged(Namespaces):
+    """A namespace for each peer (peer ``i`` at :meth:`address` ``i``, 10.80.0.i+1) and one
+    for the switch (namespace -1), where every peer's veth pair ends on one of two bridges.
+    All start on the first; moving peers to the second (:meth:`split`) is a clean partition
+    between the two groups: their connections stay open and carry nothing, no reset tells
+    anyone, and each group still hears itself."""
+
+    def __init__(self, peers: int) -> None:
+        super().__init__(peers + 1, 600)
+        tag = f"mb{os.getpid() % 10000}"
+        self.ports = [f"{tag}s{i}" for i in range(peers)]
+        self.run(-1, "ip link set lo up && ip link add br0 type bridge && ip link set br0 up"
+                     " && ip link add br1 type bridge && ip link set br1 up")  # fmt: skip
+        for i, port in enumerate(self.ports):
+            end = f"{tag}p{i}"
+            self.veth(-1, port, i, end)
+            self.run(-1, f"ip link set {port} master br0 && ip link set {port} up")
+            self.run(i, f"ip link set lo up && ip addr add {self.address(i)}/24 dev {end}"
+                        f" && ip link set {end} up")  # fmt: skip
+
+    @staticmethod
+    def address(index: int) -> str:
+        return f"10.80.0.{index + 1}"
+
+    def split(self, *apart: int) -> None:
+        """Move the peers ``apart`` to the second bridge: they hear each other, and nobody
+        else hears them."""
+        for i in apart:
+            self.run(-1, f"ip link set {self.ports[i]} master br1")
 
 
 N = TypeVar("N", bound=Namespaces)

@@ -378,9 +378,7 @@ class Hub(Namespaces):
                      " && echo 0 > /proc/sys/net/ipv4/ip_forward")  # fmt: skip
         for i in range(peers):
             hub, end = f"{tag}h{i}", f"{tag}p{i}"
-            self._ip("link", "add", hub, "type", "veth", "peer", "name", end)
-            self._ip("link", "set", hub, "netns", str(self.holders[-1].pid))
-            self._ip("link", "set", end, "netns", str(self.holders[i].pid))
+            self.veth(-1, hub, i, end)
             self.run(-1, f"ip addr add 10.78.{i}.1/24 dev {hub} && ip link set {hub} up")
             self.run(
                 i,
