@@ -154,7 +154,9 @@ def play(cell: Cell, seed: int, folder: Path, args: argparse.Namespace) -> None:
         cell.annulled += not losers
         cell.honest_named += bool((losers | lost) - {cheater})
         outcomes.append(tuple(sorted(losers)))
-    cell.disagree += len(set(outcomes)) > 1
+    if len(set(outcomes)) > 1:
+        cell.disagree += 1
+        cell.notes.append(f"seed {seed}: the honest records disagree: losers {outcomes}")
 
 
 def main() -> None:
@@ -166,6 +168,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=6.0, help="the table's timeout")
     parser.add_argument("--wake", type=float, default=4.0, help="stop-back: seconds stopped")
     parser.add_argument("--game-timeout", type=float, default=120.0)
+    parser.add_argument(
+        "--keep", action="store_true", help="keep every game's folder (printed) to look into"
+    )
     args = parser.parse_args()
     cells = []
     for table in args.tables.split(","):
@@ -191,7 +196,10 @@ def main() -> None:
                 flush=True,
             )
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if args.keep:
+            print(f"the games' folders: {base}")
+        else:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from .known import KnownPeers, KnownPeersError
 from .link import Link
 from .links import Mesh
 from .persist import Route, SavedGame, TranscriptFile
-from .port import GamePort
+from .port import FramePaths, GamePort
 from .sessions import SessionBook
 from .state import (
     EXIT_FAILED,
@@ -105,6 +105,7 @@ class GameRunner:
         self.send_timeout = options.connect_timeout
         self.sync_answers = SyncAnswers()  # what a sync may bring back, bounded per asker
         self.session: PeerSession | None = None
+        self.paths = FramePaths()  # how each peer's frames reach this node (the screens)
         self.saved: SavedGame | None = None
         self.file: TranscriptFile | None = None
         self.gone: set[bytes] = set()  # peers that said bye (or refused the table)
@@ -234,7 +235,12 @@ class GameRunner:
             return
         self.stats.frames_in += 1
         self.stats.bytes_in += len(frame)
-        outputs = session.receive(frame, trio.current_time())
+        now = trio.current_time()
+        heard = [(key, peer.contact_at) for key, peer in session.peers.items()]
+        outputs = session.receive(frame, now)
+        for key, at in heard:  # a new frame of ``key`` came in on this link
+            if session.peers[key].contact_at != at:
+                self.paths.saw(key, source, now)
         self.handle(outputs, (source, frame))
         corrupt = next((o for o in outputs if isinstance(o, v.Rejected) and o.corrupt), None)
         if corrupt is not None:
