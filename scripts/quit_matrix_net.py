@@ -4,13 +4,18 @@ is losing escape its loss, and is an honest seat ever named?
 Each cell is one game of real ``moska`` processes: honest ``greedy`` seats, and one seat run by
 ``scripts/lib/cheater.py`` (a ``random`` bot, so that it is often the one losing) that quits
 in one of its ways once it is losing (``kill``, ``stop``, ``stop-back``: SIGSTOP, then SIGCONT
-after ``--wake`` seconds, ``bogus``, ``silent``) or once the moves make it the loser
-(``die-decided``). A cell where the cheater never got to lose is retried with the next seed.
+after ``--wake`` seconds, ``bogus``, ``silent``, ``half-silent``: its session sends nothing
+more but its node still answers ``sync`` requests, so some peers get its frames when they ask)
+or once the moves make it the loser (``die-decided``). A cell where the cheater never got to
+lose is retried with the next seed.
 Every honest peer's transcript is then checked with ``moska verify --json``:
 
 * ``loses``: records where the cheater is among the losers (what should happen);
 * ``annulled``: records with no result (the quit worked);
-* ``honest named``: records naming an honest seat as a loser or as lost contact;
+* ``finished``: records of a game that played out (no verdict: the cheater's frames still
+  came, as ``half-silent``'s do when asked; an honest loser there lost at cards);
+* ``honest named``: records of a stopped game naming an honest seat as a loser or as lost
+  contact;
 * ``disagree``: games whose honest records do not agree on the losers.
 
     python scripts/quit_matrix_net.py --runs 2                 # every cell, twice
@@ -35,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MODES = ("kill", "stop", "stop-back", "bogus", "silent", "die-decided")
+MODES = ("kill", "stop", "stop-back", "bogus", "silent", "half-silent", "die-decided")
 JOIN = re.compile(r"join with: moska join 127\.0\.0\.1:(\d+)")
 SEAT = re.compile(r"you are seat (\d)")
 
@@ -50,6 +55,7 @@ class Cell:
     records: int = 0
     loses: int = 0
     annulled: int = 0
+    finished: int = 0
     honest_named: int = 0
     disagree: int = 0
     notes: list[str] = field(default_factory=list)
@@ -152,7 +158,9 @@ def play(cell: Cell, seed: int, folder: Path, args: argparse.Namespace) -> None:
         cell.records += 1
         cell.loses += cheater in losers
         cell.annulled += not losers
-        cell.honest_named += bool((losers | lost) - {cheater})
+        finished = record.get("verdict") is None
+        cell.finished += finished
+        cell.honest_named += not finished and bool((losers | lost) - {cheater})
         outcomes.append(tuple(sorted(losers)))
     if len(set(outcomes)) > 1:
         cell.disagree += 1
@@ -191,6 +199,7 @@ def main() -> None:
             print(
                 f"{cell.preset}/{cell.players} {cell.mode:11} games {cell.games}/{cell.tried}  "
                 f"records {cell.records}: loses {cell.loses}, annulled {cell.annulled}, "
+                f"finished {cell.finished}, "
                 f"honest named {cell.honest_named}; games disagreeing {cell.disagree}"
                 + ("".join(f"\n    {note}" for note in cell.notes)),
                 flush=True,

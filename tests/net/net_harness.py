@@ -287,6 +287,52 @@ class Namespaces:
             holder.wait(5)
 
 
+class Hub(Namespaces):
+    """A namespace for the relay and one for each peer, each peer's joined to the relay's by
+    a veth pair (peer ``i`` is 10.78.i.2, the relay's end 10.78.i.1). The relay's namespace
+    forwards nothing, so a peer reaches the relay (at :attr:`RELAY` on its loopback) and
+    nothing else: no peer can reach another's port. Namespace -1 is the relay's."""
+
+    RELAY = "10.79.0.1"
+
+    def __init__(self, peers: int) -> None:
+        super().__init__(peers + 1, 900)
+        tag = f"mr{os.getpid() % 10000}"
+        self.run(-1, f"ip link set lo up && ip addr add {self.RELAY}/32 dev lo"
+                     " && echo 0 > /proc/sys/net/ipv4/ip_forward")  # fmt: skip
+        for i in range(peers):
+            hub, end = f"{tag}h{i}", f"{tag}p{i}"
+            self.veth(-1, hub, i, end)
+            self.run(-1, f"ip addr add 10.78.{i}.1/24 dev {hub} && ip link set {hub} up")
+            self.run(
+                i,
+                f"ip link set lo up && ip addr add {self.address(i)}/24 dev {end}"
+                f" && ip link set {end} up && ip route add {self.RELAY}/32 via 10.78.{i}.1",
+            )
+
+    @staticmethod
+    def address(index: int) -> str:
+        return f"10.78.{index}.2"
+
+    def reaches(self, index: int, host: str, port: int) -> bool:
+        probe = (
+            "import socket,sys\n"
+            "try:\n"
+            f"    socket.create_connection(({host!r}, {port}), timeout=2).close()\n"
+            "except OSError:\n"
+            "    sys.exit(1)\n"
+        )
+        done = subprocess.run([*self.prefix(index), sys.executable, "-c", probe], timeout=20)
+        return done.returncode == 0
+
+    def open_paths(self) -> None:
+        """Let the peers reach one another directly from now on: the relay's namespace
+        forwards between them (each peer routes the others' addresses through it)."""
+        for i in range(len(self.holders) - 1):
+            self.run(i, f"ip route add 10.78.0.0/16 via 10.78.{i}.1")
+        self.run(-1, "echo 1 > /proc/sys/net/ipv4/ip_forward")
+
+
 class Bridged(Namespaces):
     """A namespace for each peer (peer ``i`` at :meth:`address` ``i``, 10.80.0.i+1) and one
     for the switch (namespace -1), where every peer's veth pair ends on one of two bridges.
