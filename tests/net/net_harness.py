@@ -17,14 +17,21 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+import trio
 
 from moska_p2p.crypto.identity import Identity, fingerprint_of
+from moska_p2p.net.node import Node, NodeOptions
+from moska_p2p.net.port import GamePort
 from moska_p2p.protocol.transcript import Report, verify_transcript
 from moska_p2p.protocol.verdict import ABANDONED
+from moska_p2p.table.networked import BotAtTable
 
 ROOT = Path(__file__).resolve().parents[2]
 JOIN_LINE = re.compile(r"join with: moska join 127\.0\.0\.1:(\d+)")
 LISTEN_LINE = re.compile(r"listening on 127\.0\.0\.1:(\d+)")
+HOLD = 30.0
+"""Seconds at most a :class:`HeldBot` holds its first move (a table's timeout is longer, so
+holding never ends the game with a timeout)."""
 
 
 class Peer:
@@ -395,3 +402,52 @@ def assert_abandoned(report: Report, culprit: str, witnesses: list[str]) -> None
     assert report.losers == [seat], (report.losers, report.verdict)
     said = re.search(r"\(corroborated by ([^)]*)\)", report.verdict or "")
     assert said and sorted(said.group(1).split(", ")) == sorted(witnesses), report.verdict
+
+
+# -- nodes in the test's own trio run ---------------------------------------------------------
+
+
+class HeldBot(BotAtTable):
+    """A bot whose first move waits (at most :data:`HOLD` s) until :attr:`release` is set, so
+    that a game is still under way while a test looks at it."""
+
+    def __init__(self, bot: object) -> None:
+        super().__init__(bot)
+        self.release = trio.Event()
+
+    async def play(self, port: GamePort) -> None:
+        with trio.move_on_after(HOLD):
+            await self.release.wait()
+        await super().play(port)
+
+
+def loopback_node(
+    folder: Path,
+    index: int,
+    player: BotAtTable,
+    lines: list[str] | None = None,
+    relay: tuple[str, int] | None = None,
+) -> Node:
+    """A node named ``p{index}`` on 127.0.0.1 with a fresh key, its transcript in ``folder``,
+    its lines to ``lines`` (or nowhere) and, if given, the table's relay."""
+    return Node(
+        NodeOptions(
+            identity=Identity.generate(),
+            player=player,
+            transcript=folder / f"p{index}.moska",
+            name=f"p{index}",
+            bind="127.0.0.1",
+            connect_timeout=5.0,
+            lobby_wait=30.0,
+            echo=(lambda line: None) if lines is None else lines.append,
+            relay=relay,
+        )
+    )
+
+
+async def until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Poll ``check()`` until it is true, within ``timeout`` s."""
+    with trio.move_on_after(timeout) as scope:
+        while not check():
+            await trio.sleep(0.01)
+    assert not scope.cancelled_caught, f"not within {timeout} s: {what}"

@@ -6,17 +6,16 @@ brings them (then bob is not answering)."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import trio
 from cutting_proxy import DOWN, CuttingProxy
+from net_harness import HeldBot, loopback_node, until
 
 from moska_p2p.bots.loader import load_bot
 from moska_p2p.crypto.identity import Identity
-from moska_p2p.net.node import Node, NodeOptions
-from moska_p2p.net.port import FramePaths, GamePort, table_wait
+from moska_p2p.net.port import FramePaths, table_wait
 from moska_p2p.protocol.config import TableConfig
 from moska_p2p.protocol.session import PeerSession
 from moska_p2p.protocol.simulate import Network, make_peers
@@ -26,7 +25,6 @@ from moska_p2p.ui.render import wait_text
 
 TIMEOUT = 6.0
 LOOPBACK = "127.0.0.1"
-HOLD = 20.0  # seconds at most the host's bot holds each move (the test releases it sooner)
 
 
 def _dealt() -> list[PeerSession]:
@@ -76,35 +74,6 @@ def test_a_peer_heard_only_through_another_is_said_to_come_through_it() -> None:
 # -- a node whose link to the host carries nothing from it: in one trio run on 127.0.0.1 ------
 
 
-class _HeldBot(BotAtTable):
-    """A bot whose every move waits (at most :data:`HOLD` s) until :attr:`release` is set:
-    the host's, so that the game is still under way when the test looks."""
-
-    def __init__(self, bot: object) -> None:
-        super().__init__(bot)
-        self.release = trio.Event()
-
-    async def play(self, port: GamePort) -> None:
-        with trio.move_on_after(HOLD):
-            await self.release.wait()
-        await super().play(port)
-
-
-def _node(tmp_path: Path, index: int, player: BotAtTable, lines: list[str]) -> Node:
-    return Node(
-        NodeOptions(
-            identity=Identity.generate(),
-            player=player,
-            transcript=tmp_path / f"p{index}.moska",
-            name=f"p{index}",
-            bind=LOOPBACK,
-            connect_timeout=5.0,
-            lobby_wait=30.0,
-            echo=lines.append,
-        )
-    )
-
-
 @pytest.mark.trio
 async def test_a_node_cut_off_from_the_host_says_the_hosts_frames_come_through_the_other(
     tmp_path: Path,
@@ -114,11 +83,11 @@ async def test_a_node_cut_off_from_the_host_says_the_hosts_frames_come_through_t
     frames come through joiner 2 (they do: its keep-alives come relayed by heads), and the
     game still finishes, every record verifying with the same losers."""
     config = TableConfig("durak", 3, secrets.token_bytes(32), {}, 6.0)
-    held = _HeldBot(load_bot("greedy", seed=0))
+    held = HeldBot(load_bot("greedy", seed=0))
     players = [held, BotAtTable(load_bot("random", seed=1)),
                BotAtTable(load_bot("random", seed=2))]  # fmt: skip
     lines: list[list[str]] = [[], [], []]
-    nodes = [_node(tmp_path, i, p, lines[i]) for i, p in enumerate(players)]
+    nodes = [loopback_node(tmp_path, i, p, lines[i]) for i, p in enumerate(players)]
     proxy: CuttingProxy | None = None
     said = ""
     try:
@@ -129,7 +98,7 @@ async def test_a_node_cut_off_from_the_host_says_the_hosts_frames_come_through_t
                 await nursery.start(nodes[1].join, LOOPBACK, proxy.start())
                 nursery.start_soon(nodes[2].join, LOOPBACK, host_port)
                 runner = nodes[1].runner
-                await _until(lambda: runner.session is not None and runner.session.game
+                await until(lambda: runner.session is not None and runner.session.game
                              is not None, "the deal")  # fmt: skip
                 proxy.cut(DOWN)
                 session = runner.session
@@ -140,7 +109,7 @@ async def test_a_node_cut_off_from_the_host_says_the_hosts_frames_come_through_t
                                       trio.current_time(), runner.paths)  # fmt: skip
                     return bool(wait.through)
 
-                await _until(detoured, "the host's frames through joiner 2")
+                await until(detoured, "the host's frames through joiner 2")
                 wait = table_wait(session, runner.links, session.me, trio.current_time(),
                                   runner.paths)  # fmt: skip
                 names = [session.peers[key].name for key in session.seats]
@@ -155,10 +124,3 @@ async def test_a_node_cut_off_from_the_host_says_the_hosts_frames_come_through_t
     for report in reports:
         assert report.valid and report.verdict is None, (report.fault, report.verdict)
         assert report.losers == reports[0].losers
-
-
-async def _until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    with trio.move_on_after(timeout) as scope:
-        while not check():
-            await trio.sleep(0.02)
-    assert not scope.cancelled_caught, f"not within {timeout} s: {what}"
