@@ -16,7 +16,9 @@ Every honest peer's transcript is then checked with ``moska verify --json``:
   came, as ``half-silent``'s do when asked; an honest loser there lost at cards);
 * ``honest named``: records of a stopped game naming an honest seat as a loser or as lost
   contact;
-* ``disagree``: games whose honest records do not agree on the losers.
+* ``disagree``: games whose honest records do not agree on the losers;
+* ``end apart``: games whose honest records agree on the losers but not on how the game
+  ended (one finished, another stopped; or two verdicts of different kinds).
 
     python scripts/quit_matrix_net.py --runs 2                 # every cell, twice
     python scripts/quit_matrix_net.py --modes kill,bogus --tables moska:3
@@ -58,6 +60,7 @@ class Cell:
     finished: int = 0
     honest_named: int = 0
     disagree: int = 0
+    apart: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -140,7 +143,8 @@ def play(cell: Cell, seed: int, folder: Path, args: argparse.Namespace) -> None:
         return  # the cheater never got to lose: not a game of this cell
     cheater = int(seat_match.group(1))
     cell.games += 1
-    outcomes = []
+    outcomes: list[tuple[int, ...]] = []
+    endings: list[str] = []
     for name in ("h", *[f"j{i}" for i in range(cell.players - 2)]):
         path = folder / f"{name}.moska"
         if not path.exists():
@@ -162,9 +166,13 @@ def play(cell: Cell, seed: int, folder: Path, args: argparse.Namespace) -> None:
         cell.finished += finished
         cell.honest_named += not finished and bool((losers | lost) - {cheater})
         outcomes.append(tuple(sorted(losers)))
+        endings.append(str(record.get("verdict") or "finished").split(":")[0])
     if len(set(outcomes)) > 1:
         cell.disagree += 1
         cell.notes.append(f"seed {seed}: the honest records disagree: losers {outcomes}")
+    elif len(set(endings)) > 1:
+        cell.apart += 1
+        cell.notes.append(f"seed {seed}: the honest records end apart: {endings}")
 
 
 def main() -> None:
@@ -200,7 +208,8 @@ def main() -> None:
                 f"{cell.preset}/{cell.players} {cell.mode:11} games {cell.games}/{cell.tried}  "
                 f"records {cell.records}: loses {cell.loses}, annulled {cell.annulled}, "
                 f"finished {cell.finished}, "
-                f"honest named {cell.honest_named}; games disagreeing {cell.disagree}"
+                f"honest named {cell.honest_named}; games disagreeing {cell.disagree}, "
+                f"ending apart {cell.apart}"
                 + ("".join(f"\n    {note}" for note in cell.notes)),
                 flush=True,
             )
