@@ -79,7 +79,7 @@ def one_run(index: int, folder: Path, args: argparse.Namespace) -> Run:
     started = time.monotonic()
     hub = Hub(PLAYERS)
     table = RelaySession(folder, hub, timeout=args.timeout)
-    table.games = 1
+    table.games, table.pace = 1, args.pace
     codes: list[int | None] = [None] * PLAYERS
     try:
         table.start()
@@ -122,6 +122,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--hogs", type=int, default=0, help="CPU-burning processes meanwhile")
     parser.add_argument("--timeout", type=float, default=15.0, help="the table's timeout")
+    parser.add_argument(
+        "--pace", type=float, default=0.25,
+        help="seconds each bot waits before a move: the game outlasts the upgrade's tries",
+    )  # fmt: skip
     parser.add_argument("--game-timeout", type=float, default=180.0)
     parser.add_argument("--keep", action="store_true", help="keep the runs' folders (printed)")
     args = parser.parse_args()

@@ -123,6 +123,7 @@ class RelaySession:
         self.timeout = timeout
         self.host_relays = False  # the host runs the relay (--relay-for-others), and listens
         self.games = GAMES
+        self.pace = 0.01  # seconds each bot waits before a move
         self.peers: list[Peer] = []
         self.relay: Peer | None = None
         self.identities = [folder / f"p{i}.pem" for i in range(PLAYERS)]
@@ -139,7 +140,7 @@ class RelaySession:
         return None if self.nets is None else self.nets.prefix(index)
 
     def start(self) -> None:
-        common = ["--pace", "0.01", "-q", "-v", "--wait", "60"]
+        common = ["--pace", str(self.pace), "-q", "-v", "--wait", "60"]
         host = [
             "host", "--preset", "durak", "--players", str(PLAYERS), "--games", str(self.games),
             "--timeout", str(self.timeout), "--no-announce", "--bot", "greedy", *self._files(0),
