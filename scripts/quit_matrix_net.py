@@ -4,14 +4,21 @@ is losing escape its loss, and is an honest seat ever named?
 Each cell is one game of real ``moska`` processes: honest ``greedy`` seats, and one seat run by
 ``scripts/lib/cheater.py`` (a ``random`` bot, so that it is often the one losing) that quits
 in one of its ways once it is losing (``kill``, ``stop``, ``stop-back``: SIGSTOP, then SIGCONT
-after ``--wake`` seconds, ``bogus``, ``silent``) or once the moves make it the loser
-(``die-decided``). A cell where the cheater never got to lose is retried with the next seed.
+after ``--wake`` seconds, ``bogus``, ``silent``, ``half-silent``: its session sends nothing
+more but its node still answers ``sync`` requests, so some peers get its frames when they ask)
+or once the moves make it the loser (``die-decided``). A cell where the cheater never got to
+lose is retried with the next seed.
 Every honest peer's transcript is then checked with ``moska verify --json``:
 
 * ``loses``: records where the cheater is among the losers (what should happen);
 * ``annulled``: records with no result (the quit worked);
-* ``honest named``: records naming an honest seat as a loser or as lost contact;
-* ``disagree``: games whose honest records do not agree on the losers.
+* ``finished``: records of a game that played out (no verdict: the cheater's frames still
+  came, as ``half-silent``'s do when asked; an honest loser there lost at cards);
+* ``honest named``: records of a stopped game naming an honest seat as a loser or as lost
+  contact;
+* ``disagree``: games whose honest records do not agree on the losers;
+* ``end apart``: games whose honest records agree on the losers but not on how the game
+  ended (one finished, another stopped; or two verdicts of different kinds).
 
     python scripts/quit_matrix_net.py --runs 2                 # every cell, twice
     python scripts/quit_matrix_net.py --modes kill,bogus --tables moska:3
@@ -35,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MODES = ("kill", "stop", "stop-back", "bogus", "silent", "die-decided")
+MODES = ("kill", "stop", "stop-back", "bogus", "silent", "half-silent", "die-decided")
 JOIN = re.compile(r"join with: moska join 127\.0\.0\.1:(\d+)")
 SEAT = re.compile(r"you are seat (\d)")
 
@@ -50,8 +57,10 @@ class Cell:
     records: int = 0
     loses: int = 0
     annulled: int = 0
+    finished: int = 0
     honest_named: int = 0
     disagree: int = 0
+    apart: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -134,7 +143,8 @@ def play(cell: Cell, seed: int, folder: Path, args: argparse.Namespace) -> None:
         return  # the cheater never got to lose: not a game of this cell
     cheater = int(seat_match.group(1))
     cell.games += 1
-    outcomes = []
+    outcomes: list[tuple[int, ...]] = []
+    endings: list[str] = []
     for name in ("h", *[f"j{i}" for i in range(cell.players - 2)]):
         path = folder / f"{name}.moska"
         if not path.exists():
@@ -152,9 +162,17 @@ def play(cell: Cell, seed: int, folder: Path, args: argparse.Namespace) -> None:
         cell.records += 1
         cell.loses += cheater in losers
         cell.annulled += not losers
-        cell.honest_named += bool((losers | lost) - {cheater})
+        finished = record.get("verdict") is None
+        cell.finished += finished
+        cell.honest_named += not finished and bool((losers | lost) - {cheater})
         outcomes.append(tuple(sorted(losers)))
-    cell.disagree += len(set(outcomes)) > 1
+        endings.append(str(record.get("verdict") or "finished").split(":")[0])
+    if len(set(outcomes)) > 1:
+        cell.disagree += 1
+        cell.notes.append(f"seed {seed}: the honest records disagree: losers {outcomes}")
+    elif len(set(endings)) > 1:
+        cell.apart += 1
+        cell.notes.append(f"seed {seed}: the honest records end apart: {endings}")
 
 
 def main() -> None:
@@ -166,6 +184,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=6.0, help="the table's timeout")
     parser.add_argument("--wake", type=float, default=4.0, help="stop-back: seconds stopped")
     parser.add_argument("--game-timeout", type=float, default=120.0)
+    parser.add_argument(
+        "--keep", action="store_true", help="keep every game's folder (printed) to look into"
+    )
     args = parser.parse_args()
     cells = []
     for table in args.tables.split(","):
@@ -186,12 +207,17 @@ def main() -> None:
             print(
                 f"{cell.preset}/{cell.players} {cell.mode:11} games {cell.games}/{cell.tried}  "
                 f"records {cell.records}: loses {cell.loses}, annulled {cell.annulled}, "
-                f"honest named {cell.honest_named}; games disagreeing {cell.disagree}"
+                f"finished {cell.finished}, "
+                f"honest named {cell.honest_named}; games disagreeing {cell.disagree}, "
+                f"ending apart {cell.apart}"
                 + ("".join(f"\n    {note}" for note in cell.notes)),
                 flush=True,
             )
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if args.keep:
+            print(f"the games' folders: {base}")
+        else:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ class PortOwner(Protocol):
 
     session: PeerSession | None
     over: trio.Event
+    paths: FramePaths  # how each peer's frames reach this node
 
     @property
     def links(self) -> Mapping[bytes, object]:
@@ -63,10 +64,51 @@ class TableWait:
     names: tuple[str, ...]
     unreachable: tuple[bool, ...]
     left: float
+    through: tuple[tuple[int, int], ...] = ()  # (seat, seat its frames come through)
+
+
+class FramePaths:
+    """How each peer's frames reach this one: the link that brought its latest new frame,
+    and when one last came on its own link. A peer whose own link is gone, or carries
+    nothing, is still in contact when a third peer relays its frames (sync by heads,
+    PROTOCOL.md §8.3); the screens say so ("bob's frames come through cy")."""
+
+    def __init__(self) -> None:
+        self.via: dict[bytes, bytes] = {}  # sender -> the link its latest new frame came on
+        self.direct_at: dict[bytes, float] = {}  # sender -> its latest new frame on its link
+
+    def saw(self, sender: bytes, link: bytes, now: float) -> None:
+        """A new frame of ``sender`` came on the link to ``link``."""
+        self.via[sender] = link
+        if sender == link:
+            self.direct_at[sender] = now
+
+    def detours(
+        self, session: PeerSession, links: Mapping[bytes, object], now: float
+    ) -> list[tuple[bytes, bytes]]:
+        """(peer, the peer its frames come through) for every peer in contact here that
+        nothing has come from on its own link for as long as it takes to be out of contact
+        (its link is down, or carries nothing), in roster order."""
+        clocks = session.abandonment
+        out = []
+        for key in session.roster:
+            via = self.via.get(key)
+            if via is None or via == key or key == session.me or via not in links:
+                continue
+            if not clocks.in_contact(key, now):
+                continue
+            if key in links and now - self.direct_at.get(key, -clocks.lapse) <= clocks.lapse:
+                continue
+            out.append((key, via))
+        return out
 
 
 def table_wait(
-    session: PeerSession, links: Mapping[bytes, object], me: bytes, now: float
+    session: PeerSession,
+    links: Mapping[bytes, object],
+    me: bytes,
+    now: float,
+    paths: FramePaths | None = None,
 ) -> TableWait:
     """The one place that reads "who and how long" out of a session (see :class:`TableWait`);
     this peer itself is left out (its own move, its own deck work, is no wait). A peer with
@@ -85,12 +127,15 @@ def table_wait(
         )
     status = session.waiting_status(now)
     gone = [w.left for w in status if w.clock == CONTACT]
+    seat = session.seat_of.get
+    detours = paths.detours(session, links, now) if paths is not None else []
     return TableWait(
         stage,
         tuple(w.seat for w in status),
         tuple(w.name for w in status),
         tuple(w.clock == CONTACT for w in status),
         min(gone) if gone else min((w.left for w in status), default=moves),
+        tuple((seat(key, -1), seat(via, -1)) for key, via in detours),
     )
 
 
@@ -185,7 +230,8 @@ class GamePort:
 
     def waiting(self) -> TableWait:
         """What the table waits for now (nothing while it is this seat's move)."""
-        return table_wait(self._session, self._node.links, self._session.me, trio.current_time())
+        node, session = self._node, self._session
+        return table_wait(session, node.links, session.me, trio.current_time(), node.paths)
 
     def legal_moves(self) -> list[Move]:
         return self._session.legal_moves()

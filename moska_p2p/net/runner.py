@@ -30,7 +30,7 @@ from .known import KnownPeers, KnownPeersError
 from .link import Link
 from .links import Mesh
 from .persist import Route, SavedGame, TranscriptFile
-from .port import GamePort
+from .port import FramePaths, GamePort
 from .sessions import SessionBook
 from .state import (
     EXIT_FAILED,
@@ -105,6 +105,7 @@ class GameRunner:
         self.send_timeout = options.connect_timeout
         self.sync_answers = SyncAnswers()  # what a sync may bring back, bounded per asker
         self.session: PeerSession | None = None
+        self.paths = FramePaths()  # how each peer's frames reach this node (the screens)
         self.saved: SavedGame | None = None
         self.file: TranscriptFile | None = None
         self.gone: set[bytes] = set()  # peers that said bye (or refused the table)
@@ -234,7 +235,12 @@ class GameRunner:
             return
         self.stats.frames_in += 1
         self.stats.bytes_in += len(frame)
-        outputs = session.receive(frame, trio.current_time())
+        now = trio.current_time()
+        heard = [(key, peer.contact_at) for key, peer in session.peers.items()]
+        outputs = session.receive(frame, now)
+        for key, at in heard:  # a new frame of ``key`` came in on this link
+            if session.peers[key].contact_at != at:
+                self.paths.saw(key, source, now)
         self.handle(outputs, (source, frame))
         corrupt = next((o for o in outputs if isinstance(o, v.Rejected) and o.corrupt), None)
         if corrupt is not None:
@@ -300,6 +306,8 @@ class GameRunner:
                 if self.end is None:
                     self.end = out
                     self.stats.t_end = time.time()
+                    if isinstance(out, v.Finished):
+                        self._hand_over(session)
                 if self.file is not None:
                     self.file.close()
                 self.over.set()
@@ -314,6 +322,15 @@ class GameRunner:
             self.stats.t_first_turn = time.time()
         self._turn.set()
         self.on_moved()
+
+    def _hand_over(self, session: PeerSession) -> None:
+        """The game is done here: give every linked peer what its latest heads say it
+        lacks. A peer whose link to a third one is broken hears that one's last frames
+        (its ``result``) only through the others, and this peer will answer no ``wait`` of
+        it any more (PROTOCOL.md §15.1: one broken link stops no game)."""
+        for key, link in self.mesh.links.items():
+            for frame in session.frames_lacked_by(key):
+                link.enqueue(frame)
 
     async def _ticker(self) -> None:
         session = self.session

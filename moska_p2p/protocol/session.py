@@ -366,6 +366,20 @@ class PeerSession:
             out.extend(frames[seq] for seq in sorted(frames))
         return out
 
+    def frames_lacked_by(self, key: bytes) -> list[bytes]:
+        """What peer ``key`` lacks of the frames held here, by the heads of its latest
+        message applied here (its own count included): a peer done with the game hands these
+        over before its goodbye, since its link may be the only way a third peer's last
+        frames (a result) still reach ``key`` (§8.3)."""
+        peer = self.peers.get(key)
+        if peer is None or key == self.me or not peer.accepted:
+            return []
+        latest = peer.accepted[max(peer.accepted)][1]
+        heads = m.parse_payload(open_frame(latest[4:])[1]).heads
+        have = {k: count for k, (count, _) in zip(self.roster, heads, strict=True)}
+        have[key] = peer.next_seq
+        return self.frames_after(have)
+
     @classmethod
     def resume(
         cls,

@@ -71,6 +71,8 @@ class TableWait(Protocol):
     def unreachable(self) -> tuple[bool, ...]: ...
     @property
     def left(self) -> float: ...
+    @property
+    def through(self) -> tuple[tuple[int, int], ...]: ...
 
 
 def seconds_text(seconds: float) -> str:
@@ -84,18 +86,36 @@ def wait_text(
 ) -> str:
     """What the table waits for, in words: "waiting for bob to attack (4:32 left)", "dealing:
     seat 2's shuffle", "bob is not answering: the game waits 45 s for them" (its contact clock,
-    PROTOCOL.md §15.1).
+    PROTOCOL.md §15.1), then where frames come from when a link is down: "bob's frames come
+    through cy" (the others relay them, §8.3).
     ``names`` are the seats' names; ``view`` the game now (what the seat on move must do);
     ``left`` the seconds left, counted by the caller (else the wait's own)."""
+    parts = [_waiting_words(wait, names, view, left)]
+    for seat, via in wait.through:
+        parts.append(
+            _("{name}'s frames come through {via}").format(
+                name=_seat_name(names, seat), via=_seat_name(names, via)
+            )
+        )
+    return "; ".join(part for part in parts if part)
+
+
+def _seat_name(names: Sequence[str], seat: int) -> str:
+    if 0 <= seat < len(names):
+        return names[seat]
+    return _("seat {seat}").format(seat=seat) if seat >= 0 else _("a player")
+
+
+def _waiting_words(
+    wait: TableWait, names: Sequence[str], view: View | None, left: float | None
+) -> str:
     decision = view.decision if view is not None and wait.seats == (view.to_act,) else None
 
     def name(index: int) -> str:
         seat = wait.seats[index]
         if 0 <= seat < len(names):
             return names[seat]
-        return wait.names[index] or (
-            _("seat {seat}").format(seat=seat) if seat >= 0 else _("a player")
-        )
+        return wait.names[index] or _seat_name(names, seat)
 
     everyone = [name(i) for i in range(len(wait.seats))]
     gone = [name(i) for i in range(len(wait.seats)) if wait.unreachable[i]]

@@ -11,7 +11,11 @@ where the signed moves have made it a loser:
 * ``stop``: SIGSTOP its own process (the harness may SIGCONT it later: a laptop lid);
 * ``bogus``: sign a ``timeout`` verdict naming the other seat still holding cards, send it,
   and say nothing more (one signed false word);
-* ``silent``: stay connected but never send another frame (cut its own links);
+* ``silent``: stay connected but never send another frame, not even in answer to a peer's
+  ``sync`` or as a hand-over at the end (cut its own links);
+* ``half-silent``: its session sends nothing more, but its node still answers ``sync``
+  requests (and hands over at the end) with what it holds, the moves its bot goes on signing
+  included: some peers get its frames, when they ask, and others not (asymmetric);
 * ``die-decided``: SIGKILL itself the moment the game's last move makes it a loser, before its
   ``result`` leaves (a decided game the loser tries to erase).
 
@@ -30,8 +34,9 @@ from typing import Any
 from moska_p2p.protocol import verdict as v
 from moska_p2p.protocol.session import PeerSession
 
-MODES = ("kill", "stop", "bogus", "silent", "die-decided")
+MODES = ("kill", "stop", "bogus", "silent", "half-silent", "die-decided")
 WRAPPED = ("start", "receive", "play", "tick", "finish_job", "leave")
+ANSWERS = ("frames_after",)  # what the node sends from the session besides its outputs
 
 
 def losing_seat(session: PeerSession) -> int | None:
@@ -80,7 +85,7 @@ class Cheat:
             os.kill(os.getpid(), signal.SIGSTOP)
             return outputs
         self.mute = True
-        if self.mode == "silent":
+        if self.mode in ("silent", "half-silent"):
             return [o for o in outputs if not isinstance(o, v.Send)]
         # bogus: one signed false accusation of the seat it is losing to, then silence
         body = {
@@ -92,6 +97,11 @@ class Cheat:
         }
         frame = session.craft("verdict", body)
         return [*[o for o in outputs if not isinstance(o, v.Send)], v.Send(frame)]
+
+    def answers(self, frames: list[bytes]) -> list[bytes]:
+        """What the node may send of the session's frames besides its outputs (a ``sync``
+        answer, a hand-over): nothing once muted, except in ``half-silent``."""
+        return [] if self.mute and self.mode != "half-silent" else frames
 
     def trigger(self, why: str) -> None:
         self.done = True
@@ -112,6 +122,19 @@ def install(cheat: Cheat) -> None:
             return cheat.after(self, __original(self, *args, **kwargs))
 
         setattr(PeerSession, name, wrapped)
+    for name in ANSWERS:
+        answer: Callable[..., list[bytes]] = getattr(PeerSession, name)
+
+        @functools.wraps(answer)
+        def muted(
+            self: PeerSession,
+            *args: Any,
+            __original: Callable[..., list[bytes]] = answer,
+            **kwargs: Any,
+        ) -> list[bytes]:
+            return cheat.answers(__original(self, *args, **kwargs))
+
+        setattr(PeerSession, name, muted)
 
 
 def main(argv: list[str]) -> None:

@@ -17,14 +17,21 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+import trio
 
 from moska_p2p.crypto.identity import Identity, fingerprint_of
+from moska_p2p.net.node import Node, NodeOptions
+from moska_p2p.net.port import GamePort
 from moska_p2p.protocol.transcript import Report, verify_transcript
 from moska_p2p.protocol.verdict import ABANDONED
+from moska_p2p.table.networked import BotAtTable
 
 ROOT = Path(__file__).resolve().parents[2]
 JOIN_LINE = re.compile(r"join with: moska join 127\.0\.0\.1:(\d+)")
 LISTEN_LINE = re.compile(r"listening on 127\.0\.0\.1:(\d+)")
+HOLD = 30.0
+"""Seconds at most a :class:`HeldBot` holds its first move (a table's timeout is longer, so
+holding never ends the game with a timeout)."""
 
 
 class Peer:
@@ -135,6 +142,7 @@ class Table:
         join_bot: str = "random",
         host_args: list[str] | None = None,
         host_preexec: Callable[[], None] | None = None,
+        entrance: Callable[[int, int], int] | None = None,
     ) -> None:
         self.folder = folder
         self.identities = [folder / f"p{i}.pem" for i in range(players)]
@@ -147,6 +155,8 @@ class Table:
         self.preset, self.players, self.timeout, self.pace = preset, players, timeout, pace
         self.host_bot, self.join_bot = host_bot, join_bot
         self.host_args, self.host_preexec = host_args or [], host_preexec
+        # the port joiner ``seat`` joins at, from the host's (e.g. a proxy's in front of it)
+        self.entrance = entrance or (lambda seat, port: port)
         self.peers: list[Peer] = []
         self.port = 0
 
@@ -175,7 +185,8 @@ class Table:
         self.port = int(self.peers[0].wait_for(JOIN_LINE).group(1))
         for i in range(1, players):
             args = [
-                "join", f"127.0.0.1:{self.port}", "--bot", join_bot, "--seed", str(i),
+                "join", f"127.0.0.1:{self.entrance(i, self.port)}", "--bot", join_bot,
+                "--seed", str(i),
                 "--identity", str(self.identities[i]), "--transcript", str(self.transcripts[i]),
                 "--wait", "30", "--timeout", "5", *common,
             ]  # fmt: skip
@@ -232,6 +243,19 @@ def in_game(peer: Peer, path: Path, number: int, size: int = 60_000, timeout: fl
         time.sleep(0.02)
 
 
+def mid_game(table: Table, watch: int, size: int = 100_000) -> None:
+    """Wait until a single game is under way: peer ``watch``'s transcript has grown past the
+    proven shuffle and the deal into the play."""
+    for peer in table.peers:
+        peer.wait_for(re.compile(r"^seats: ", re.M), 30)
+    deadline = time.monotonic() + 20
+    path = table.transcripts[watch]
+    while (not path.exists() or path.stat().st_size < size) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for peer in table.peers:
+        assert "result:" not in peer.out, "the game ended before the test could interfere"
+
+
 class Namespaces:
     """Network namespaces of the test's own, each held open by an ``unshare -n sleep``
     process (which ends by itself after ``lifetime`` seconds, should a test leak it) and
@@ -257,10 +281,94 @@ class Namespaces:
     def _ip(*args: str) -> None:
         subprocess.run(["ip", *args], check=True, timeout=10, capture_output=True)
 
+    def veth(self, first: int, first_name: str, second: int, second_name: str) -> None:
+        """A veth pair, its end ``first_name`` in namespace ``first``, ``second_name`` in
+        ``second`` (both down, without addresses: the caller sets them up)."""
+        self._ip("link", "add", first_name, "type", "veth", "peer", "name", second_name)
+        self._ip("link", "set", first_name, "netns", str(self.holders[first].pid))
+        self._ip("link", "set", second_name, "netns", str(self.holders[second].pid))
+
     def close(self) -> None:
         for holder in self.holders:  # the veth pairs go with their namespaces
             holder.kill()
             holder.wait(5)
+
+
+class Hub(Namespaces):
+    """A namespace for the relay and one for each peer, each peer's joined to the relay's by
+    a veth pair (peer ``i`` is 10.78.i.2, the relay's end 10.78.i.1). The relay's namespace
+    forwards nothing, so a peer reaches the relay (at :attr:`RELAY` on its loopback) and
+    nothing else: no peer can reach another's port. Namespace -1 is the relay's."""
+
+    RELAY = "10.79.0.1"
+
+    def __init__(self, peers: int) -> None:
+        super().__init__(peers + 1, 900)
+        tag = f"mr{os.getpid() % 10000}"
+        self.run(-1, f"ip link set lo up && ip addr add {self.RELAY}/32 dev lo"
+                     " && echo 0 > /proc/sys/net/ipv4/ip_forward")  # fmt: skip
+        for i in range(peers):
+            hub, end = f"{tag}h{i}", f"{tag}p{i}"
+            self.veth(-1, hub, i, end)
+            self.run(-1, f"ip addr add 10.78.{i}.1/24 dev {hub} && ip link set {hub} up")
+            self.run(
+                i,
+                f"ip link set lo up && ip addr add {self.address(i)}/24 dev {end}"
+                f" && ip link set {end} up && ip route add {self.RELAY}/32 via 10.78.{i}.1",
+            )
+
+    @staticmethod
+    def address(index: int) -> str:
+        return f"10.78.{index}.2"
+
+    def reaches(self, index: int, host: str, port: int) -> bool:
+        probe = (
+            "import socket,sys\n"
+            "try:\n"
+            f"    socket.create_connection(({host!r}, {port}), timeout=2).close()\n"
+            "except OSError:\n"
+            "    sys.exit(1)\n"
+        )
+        done = subprocess.run([*self.prefix(index), sys.executable, "-c", probe], timeout=20)
+        return done.returncode == 0
+
+    def open_paths(self) -> None:
+        """Let the peers reach one another directly from now on: the relay's namespace
+        forwards between them (each peer routes the others' addresses through it)."""
+        for i in range(len(self.holders) - 1):
+            self.run(i, f"ip route add 10.78.0.0/16 via 10.78.{i}.1")
+        self.run(-1, "echo 1 > /proc/sys/net/ipv4/ip_forward")
+
+
+class Bridged(Namespaces):
+    """A namespace for each peer (peer ``i`` at :meth:`address` ``i``, 10.80.0.i+1) and one
+    for the switch (namespace -1), where every peer's veth pair ends on one of two bridges.
+    All start on the first; moving peers to the second (:meth:`split`) is a clean partition
+    between the two groups: their connections stay open and carry nothing, no reset tells
+    anyone, and each group still hears itself."""
+
+    def __init__(self, peers: int) -> None:
+        super().__init__(peers + 1, 600)
+        tag = f"mb{os.getpid() % 10000}"
+        self.ports = [f"{tag}s{i}" for i in range(peers)]
+        self.run(-1, "ip link set lo up && ip link add br0 type bridge && ip link set br0 up"
+                     " && ip link add br1 type bridge && ip link set br1 up")  # fmt: skip
+        for i, port in enumerate(self.ports):
+            end = f"{tag}p{i}"
+            self.veth(-1, port, i, end)
+            self.run(-1, f"ip link set {port} master br0 && ip link set {port} up")
+            self.run(i, f"ip link set lo up && ip addr add {self.address(i)}/24 dev {end}"
+                        f" && ip link set {end} up")  # fmt: skip
+
+    @staticmethod
+    def address(index: int) -> str:
+        return f"10.80.0.{index + 1}"
+
+    def split(self, *apart: int) -> None:
+        """Move the peers ``apart`` to the second bridge: they hear each other, and nobody
+        else hears them."""
+        for i in apart:
+            self.run(-1, f"ip link set {self.ports[i]} master br1")
 
 
 N = TypeVar("N", bound=Namespaces)
@@ -294,3 +402,52 @@ def assert_abandoned(report: Report, culprit: str, witnesses: list[str]) -> None
     assert report.losers == [seat], (report.losers, report.verdict)
     said = re.search(r"\(corroborated by ([^)]*)\)", report.verdict or "")
     assert said and sorted(said.group(1).split(", ")) == sorted(witnesses), report.verdict
+
+
+# -- nodes in the test's own trio run ---------------------------------------------------------
+
+
+class HeldBot(BotAtTable):
+    """A bot whose first move waits (at most :data:`HOLD` s) until :attr:`release` is set, so
+    that a game is still under way while a test looks at it."""
+
+    def __init__(self, bot: object) -> None:
+        super().__init__(bot)
+        self.release = trio.Event()
+
+    async def play(self, port: GamePort) -> None:
+        with trio.move_on_after(HOLD):
+            await self.release.wait()
+        await super().play(port)
+
+
+def loopback_node(
+    folder: Path,
+    index: int,
+    player: BotAtTable,
+    lines: list[str] | None = None,
+    relay: tuple[str, int] | None = None,
+) -> Node:
+    """A node named ``p{index}`` on 127.0.0.1 with a fresh key, its transcript in ``folder``,
+    its lines to ``lines`` (or nowhere) and, if given, the table's relay."""
+    return Node(
+        NodeOptions(
+            identity=Identity.generate(),
+            player=player,
+            transcript=folder / f"p{index}.moska",
+            name=f"p{index}",
+            bind="127.0.0.1",
+            connect_timeout=5.0,
+            lobby_wait=30.0,
+            echo=(lambda line: None) if lines is None else lines.append,
+            relay=relay,
+        )
+    )
+
+
+async def until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Poll ``check()`` until it is true, within ``timeout`` s."""
+    with trio.move_on_after(timeout) as scope:
+        while not check():
+            await trio.sleep(0.01)
+    assert not scope.cancelled_caught, f"not within {timeout} s: {what}"

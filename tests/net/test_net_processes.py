@@ -15,13 +15,12 @@ import time
 from collections.abc import Callable
 
 import pytest
-from net_harness import LISTEN_LINE, Table, assert_abandoned
+from net_harness import LISTEN_LINE, Table, assert_abandoned, mid_game
 
 from moska_p2p.protocol.config import default_grace
 from moska_p2p.protocol.frames import MAX_FRAME
 from moska_p2p.protocol.transcript import verify_transcript
 
-SEATS = re.compile(r"^seats: ", re.M)
 FINGERPRINT = r"[0-9A-F]{4}(-[0-9A-F]{4}){7}"
 LOST = re.compile(rf"result: (seat \d \((greedy|random), {FINGERPRINT}\)( and )?)+ lost")
 
@@ -46,20 +45,6 @@ def test_a_table_of_processes_plays_a_whole_game(
         assert "transcript verified" in peer.out
 
 
-def _mid_game(table: Table, watch: int, size: int = 100_000) -> None:
-    """Wait until the game is under way: peer ``watch``'s transcript has grown past the
-    proven shuffle and the deal (about 70 kB for 4 peers: each pass carries its proof) into
-    the play."""
-    for peer in table.peers:
-        peer.wait_for(SEATS)
-    deadline = time.monotonic() + 15
-    path = table.transcripts[watch]
-    while (not path.exists() or path.stat().st_size < size) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    for peer in table.peers:
-        assert "result:" not in peer.out, "the game ended before the test could interfere"
-
-
 def test_a_killed_peer_loses_the_game_by_abandonment_corroborated_by_every_other(
     make_table: Callable[..., Table],
 ) -> None:
@@ -68,7 +53,7 @@ def test_a_killed_peer_loses_the_game_by_abandonment_corroborated_by_every_other
     is the loser, corroborated by all three (PROTOCOL.md §15.5)."""
     timeout = 3.0
     table = make_table("moska", 4, timeout=timeout, pace=0.02)
-    _mid_game(table, 2)
+    mid_game(table, 2)
     table.peers[2].kill()
     killed = time.monotonic()
     others = [p for i, p in enumerate(table.peers) if i != 2]
@@ -93,7 +78,7 @@ def test_a_peer_killed_and_restarted_within_the_timeout_resumes(
     make_table: Callable[..., Table], victim: int
 ) -> None:
     table = make_table("moska", 4, timeout=8, pace=0.01)
-    _mid_game(table, victim)
+    mid_game(table, victim)
     peer = table.peers[victim]
     peer.kill()
     time.sleep(0.3)
@@ -123,7 +108,7 @@ def test_garbage_and_an_oversized_frame_close_only_that_connection(
     make_table: Callable[..., Table],
 ) -> None:
     table = make_table("moska", 4, pace=0.01)
-    _mid_game(table, 1, 30_000)
+    mid_game(table, 1, 30_000)
     joiner_port = int(table.peers[1].wait_for(LISTEN_LINE).group(1))
     junk = [b"\x00\x00\x00\x05hello", struct.pack(">I", MAX_FRAME + 1) + b"x" * 100]
     for port in (table.port, joiner_port):
@@ -141,7 +126,7 @@ def test_garbage_and_an_oversized_frame_close_only_that_connection(
 
 def test_ctrl_c_leaves_with_a_signed_message(make_table: Callable[..., Table]) -> None:
     table = make_table("moska", 3, pace=0.02, timeout=10)
-    _mid_game(table, 1, 30_000)
+    mid_game(table, 1, 30_000)
     table.peers[1].kill(signal.SIGINT)
     codes = table.finish(15)
     assert codes == [1, 130, 1], table.output()

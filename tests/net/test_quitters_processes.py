@@ -62,11 +62,12 @@ def _honest_records(peers: list[Peer], folder: Path) -> list[Report]:
     return reports
 
 
-@pytest.mark.parametrize("mode", ["kill", "bogus", "die-decided"])
+@pytest.mark.parametrize("mode", ["kill", "silent", "bogus", "die-decided"])
 def test_a_seat_that_quits_a_game_it_is_losing_loses_it_in_every_honest_record(
     tmp_path: Path, mode: str
 ) -> None:
-    """``kill``: the two honest seats both sign that they lost it, ``abandoned``,
+    """``kill``, ``silent`` (it stays connected and sends nothing, not even an answer to a
+    ``sync``): the two honest seats both sign that they lost it, ``abandoned``,
     corroborated by both; ``bogus``: its false accusation proves nothing, so it has left the
     game (``left``, a conviction); ``die-decided``: the moves decided the game, and it stays
     decided. In every case the cheater is the only loser and no honest seat is named."""
@@ -82,7 +83,7 @@ def test_a_seat_that_quits_a_game_it_is_losing_loses_it_in_every_honest_record(
     cheater = fingerprints[2]
     seat = [fingerprint_of(key) for key in reports[0].seats].index(cheater)
     for report in reports:
-        if mode == "kill":
+        if mode in ("kill", "silent"):
             assert_abandoned(report, cheater, fingerprints[:2])
         elif mode == "bogus":
             assert report.verdict_kind == LEFT and report.conviction, report.verdict
@@ -94,5 +95,35 @@ def test_a_seat_that_quits_a_game_it_is_losing_loses_it_in_every_honest_record(
             assert report.verdict_kind in (None, ABANDONED), report.verdict
     assert reports[0].losers == reports[1].losers
     assert reports[0].verdict_kind == reports[1].verdict_kind
+    together = moska_verify(folder / "p0.moska", folder / "p1.moska")
+    assert together.returncode == 0, together.stdout + together.stderr
+
+
+def test_a_seat_that_answers_only_some_requests_leaves_the_honest_records_agreeing(
+    tmp_path: Path,
+) -> None:
+    """``half-silent``: once losing, the cheater's session sends nothing, but its node still
+    answers a peer's ``sync`` with the moves its bot goes on signing, so each honest peer
+    gets them only when it asks, at its own moments, and the cheater's last frames may reach
+    one honest peer and not the other before that one is done. Whatever each got, the two
+    honest records agree on the outcome (a peer done with the game hands the other what it
+    lacks), both verify, and no honest seat is named."""
+    for seed in range(1, SEEDS + 1):
+        played = _table(tmp_path / f"seed{seed}", "half-silent", seed)
+        if played is not None:
+            break
+    else:
+        pytest.fail(f"the cheater never got to quit in {SEEDS} games")
+    peers, fingerprints = played
+    folder = tmp_path / f"seed{seed}"
+    reports = _honest_records(peers, folder)
+    assert reports[0].losers == reports[1].losers, (reports[0].verdict, reports[1].verdict)
+    assert reports[0].verdict_kind == reports[1].verdict_kind
+    honest = set(fingerprints[:2])
+    for report in reports:
+        assert not {fingerprint_of(k) for k in report.culprits} & honest, report.verdict
+        if report.verdict is not None:
+            seats = [fingerprint_of(k) for k in report.seats]
+            assert not {seats[s] for s in report.losers} & honest, report.verdict
     together = moska_verify(folder / "p0.moska", folder / "p1.moska")
     assert together.returncode == 0, together.stdout + together.stderr

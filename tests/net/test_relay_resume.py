@@ -14,15 +14,13 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from net_harness import (
-    Namespaces,
+    Hub,
     Peer,
     Table,
     in_game,
@@ -124,6 +122,8 @@ class RelaySession:
         self.nets = nets
         self.timeout = timeout
         self.host_relays = False  # the host runs the relay (--relay-for-others), and listens
+        self.games = GAMES
+        self.pace = 0.01  # seconds each bot waits before a move
         self.peers: list[Peer] = []
         self.relay: Peer | None = None
         self.identities = [folder / f"p{i}.pem" for i in range(PLAYERS)]
@@ -140,9 +140,9 @@ class RelaySession:
         return None if self.nets is None else self.nets.prefix(index)
 
     def start(self) -> None:
-        common = ["--pace", "0.01", "-q", "-v", "--wait", "60"]
+        common = ["--pace", str(self.pace), "-q", "-v", "--wait", "60"]
         host = [
-            "host", "--preset", "durak", "--players", str(PLAYERS), "--games", str(GAMES),
+            "host", "--preset", "durak", "--players", str(PLAYERS), "--games", str(self.games),
             "--timeout", str(self.timeout), "--no-announce", "--bot", "greedy", *self._files(0),
             *common,
         ]  # fmt: skip
@@ -361,47 +361,6 @@ def _waits(transcript: Path) -> int:
 
 
 # -- each peer in a network namespace of its own ----------------------------------------------
-
-
-class Hub(Namespaces):
-    """A namespace for the relay and one for each peer, each peer's joined to the relay's by
-    a veth pair (peer ``i`` is 10.78.i.2, the relay's end 10.78.i.1). The relay's namespace
-    forwards nothing, so a peer reaches the relay (at :attr:`RELAY` on its loopback) and
-    nothing else: no peer can reach another's port. Namespace -1 is the relay's."""
-
-    RELAY = "10.79.0.1"
-
-    def __init__(self, peers: int) -> None:
-        super().__init__(peers + 1, 900)
-        tag = f"mr{os.getpid() % 10000}"
-        self.run(-1, f"ip link set lo up && ip addr add {self.RELAY}/32 dev lo"
-                     " && echo 0 > /proc/sys/net/ipv4/ip_forward")  # fmt: skip
-        for i in range(peers):
-            hub, end = f"{tag}h{i}", f"{tag}p{i}"
-            self._ip("link", "add", hub, "type", "veth", "peer", "name", end)
-            self._ip("link", "set", hub, "netns", str(self.holders[-1].pid))
-            self._ip("link", "set", end, "netns", str(self.holders[i].pid))
-            self.run(-1, f"ip addr add 10.78.{i}.1/24 dev {hub} && ip link set {hub} up")
-            self.run(
-                i,
-                f"ip link set lo up && ip addr add {self.address(i)}/24 dev {end}"
-                f" && ip link set {end} up && ip route add {self.RELAY}/32 via 10.78.{i}.1",
-            )
-
-    @staticmethod
-    def address(index: int) -> str:
-        return f"10.78.{index}.2"
-
-    def reaches(self, index: int, host: str, port: int) -> bool:
-        probe = (
-            "import socket,sys\n"
-            "try:\n"
-            f"    socket.create_connection(({host!r}, {port}), timeout=2).close()\n"
-            "except OSError:\n"
-            "    sys.exit(1)\n"
-        )
-        done = subprocess.run([*self.prefix(index), sys.executable, "-c", probe], timeout=20)
-        return done.returncode == 0
 
 
 @pytest.fixture

@@ -21,14 +21,13 @@ from pathlib import Path
 
 import pytest
 import trio
+from net_harness import HeldBot, loopback_node, until
 
 from moska_p2p.bots.loader import load_bot
-from moska_p2p.crypto.identity import Identity
 from moska_p2p.net import links
 from moska_p2p.net.invite import parse_invite
 from moska_p2p.net.link import Link
-from moska_p2p.net.node import Node, NodeOptions
-from moska_p2p.net.port import GamePort
+from moska_p2p.net.node import Node
 from moska_p2p.net.relay import RelayServer
 from moska_p2p.net.relay_client import VirtualStream
 from moska_p2p.protocol.config import TableConfig
@@ -36,9 +35,6 @@ from moska_p2p.protocol.transcript import verify_transcript
 from moska_p2p.table.networked import BotAtTable
 
 LOOPBACK = "127.0.0.1"
-HOLD = 30.0
-"""Seconds at most the host's bot holds its first move for the test (the table's timeout is
-longer, so holding never ends the game with a timeout)."""
 
 
 class DirectGate:
@@ -65,44 +61,10 @@ class DirectGate:
         return await self.real(host, port)
 
 
-class HeldBot(BotAtTable):
-    """A bot whose first move waits (at most :data:`HOLD` s) until :attr:`release` is set."""
-
-    def __init__(self, bot: object) -> None:
-        super().__init__(bot)
-        self.release = trio.Event()
-
-    async def play(self, port: GamePort) -> None:
-        with trio.move_on_after(HOLD):
-            await self.release.wait()
-        await super().play(port)
-
-
-def _node(
-    tmp_path: Path,
-    index: int,
-    player: BotAtTable,
-    relay: tuple[str, int],
-    lines: list[str] | None = None,
-) -> Node:
-    options = NodeOptions(
-        identity=Identity.generate(),
-        player=player,
-        transcript=tmp_path / f"p{index}.moska",
-        name=f"p{index}",
-        bind=LOOPBACK,
-        connect_timeout=5.0,
-        lobby_wait=30.0,
-        echo=(lambda line: None) if lines is None else lines.append,
-        relay=relay,
-    )
-    return Node(options)
-
-
 async def _invited_room(lines: list[str]) -> bytes:
     """The room pass of the host's invite (its secret included), from the host's lines: what
     a joiner holding the invite registers at the relay with."""
-    await _until(lambda: any(line.startswith("invite") for line in lines), "the host's invite")
+    await until(lambda: any(line.startswith("invite") for line in lines), "the host's invite")
     (line,) = (line for line in lines if line.startswith("invite"))
     return parse_invite(line.rsplit(" ", 1)[1]).room
 
@@ -113,14 +75,6 @@ def _path(node: Node, key: bytes) -> str:
     if link is None:
         return "none"
     return "relay" if isinstance(link.stream.stream, VirtualStream) else "direct"
-
-
-async def _until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    """Poll ``check()`` until it is true, within ``timeout`` s."""
-    with trio.move_on_after(timeout) as scope:
-        while not check():
-            await trio.sleep(0.01)
-    assert not scope.cancelled_caught, f"not within {timeout} s: {what}"
 
 
 Watch = Callable[[list[Node], DirectGate, "HeldBot"], Awaitable[None]]
@@ -140,7 +94,7 @@ async def _table(tmp_path: Path, mode: str, watch: Watch) -> tuple[list[Node], D
             players = [held, BotAtTable(load_bot("random", seed=1)),
                        BotAtTable(load_bot("random", seed=2))]  # fmt: skip
             nodes = [
-                _node(tmp_path, i, p, where, host_lines if i == 0 else None)
+                loopback_node(tmp_path, i, p, host_lines if i == 0 else None, where)
                 for i, p in enumerate(players)
             ]
             async with trio.open_nursery() as nursery:  # the table: done when all are done
@@ -177,7 +131,7 @@ async def test_a_relayed_link_becomes_direct_once_the_direct_address_answers(
 
     async def watch(nodes: list[Node], gate: DirectGate, held: HeldBot) -> None:
         _, first, last = nodes
-        await _until(
+        await until(
             lambda: _path(last, first.me) == "relay" and _path(first, last.me) == "relay",
             "the link starts relayed, on both sides",
         )
@@ -185,11 +139,11 @@ async def test_a_relayed_link_becomes_direct_once_the_direct_address_answers(
         assert first.me in last.mesh.relayed and last.me in first.mesh.relayed
         assert last.session is not None and first.me in last.session.relayed_paths
         # two background tries while the direct path is shut: nothing changes
-        await _until(lambda: gate.shut_tries >= 3, "the dial and two tries of the direct path")
+        await until(lambda: gate.shut_tries >= 3, "the dial and two tries of the direct path")
         assert last.links.get(first.me) is relayed and last.stats.upgrades == 0
         gate.opened.set()
-        await _until(lambda: _path(last, first.me) == "direct", "the link becomes direct")
-        await _until(lambda: _path(first, last.me) == "direct", "the listener's side too")
+        await until(lambda: _path(last, first.me) == "direct", "the link becomes direct")
+        await until(lambda: _path(first, last.me) == "direct", "the listener's side too")
         seen["last relayed"] = frozenset(last.mesh.relayed)
         seen["first relayed"] = frozenset(first.mesh.relayed)
         assert last.session is not None
@@ -221,9 +175,9 @@ async def test_a_direct_address_that_never_answers_as_the_peer_leaves_the_link_r
 
     async def watch(nodes: list[Node], gate: DirectGate, held: HeldBot) -> None:
         _, first, last = nodes
-        await _until(lambda: _path(last, first.me) == "relay", "the link starts relayed")
+        await until(lambda: _path(last, first.me) == "relay", "the link starts relayed")
         relayed = last.links[first.me]
-        await _until(lambda: gate.shut_tries >= 4, "the dial and three tries of the direct path")
+        await until(lambda: gate.shut_tries >= 4, "the dial and three tries of the direct path")
         assert last.links.get(first.me) is relayed
         held.release.set()
 
@@ -266,12 +220,12 @@ async def play_a_table_whose_every_link_leaves_the_relay(
             where = (LOOPBACK, relay.port)
             bots = ["greedy", "random", "shedder", "random"]
             nodes = [
-                _node(
+                loopback_node(
                     tmp_path,
                     i,
                     BotAtTable(load_bot(bots[i % 4], seed=i), pace=pace),
-                    where,
                     host_lines if i == 0 else None,
+                    where,
                 )
                 for i in range(players)
             ]
@@ -283,7 +237,7 @@ async def play_a_table_whose_every_link_leaves_the_relay(
                 for node in nodes[1:]:
                     join = functools.partial(node.join, expect=nodes[0].me, room=room)
                     await nursery.start(join, LOOPBACK, host_port)
-                await _until(
+                await until(
                     lambda: all(
                         len(n.links) == players - 1
                         and all(_path(n, k) == "relay" for k in n.links)
@@ -291,7 +245,7 @@ async def play_a_table_whose_every_link_leaves_the_relay(
                     ),
                     "every link up, through the relay",
                 )
-                await _until(
+                await until(
                     lambda: nodes[0].stats.moves >= after or nodes[0].over.is_set(),
                     "the game under way",
                     timeout=60.0,

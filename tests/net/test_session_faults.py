@@ -24,6 +24,7 @@ from net_harness import (
     Table,
     assert_abandoned,
     in_game,
+    mid_game,
     moska_verify,
     namespaces_or_skip,
     own_folder,
@@ -91,19 +92,6 @@ def test_a_joiner_killed_in_game_3_of_5_loses_it_by_abandonment(
     assert both.returncode == 0, both.stdout + both.stderr
 
 
-def _mid_game(table: Table, watch: int, size: int = 100_000) -> None:
-    """Wait until a single game is under way: peer ``watch``'s transcript has grown past the
-    proven shuffle and the deal into the play."""
-    for peer in table.peers:
-        peer.wait_for(re.compile(r"^seats: ", re.M), 30)
-    deadline = time.monotonic() + 20
-    path = table.transcripts[watch]
-    while (not path.exists() or path.stat().st_size < size) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    for peer in table.peers:
-        assert "result:" not in peer.out, "the game ended before the test could interfere"
-
-
 def test_a_peer_stopped_past_the_grace_loses_by_abandonment_in_every_record(
     make_table: Callable[..., Table],
 ) -> None:
@@ -112,7 +100,7 @@ def test_a_peer_stopped_past_the_grace_loses_by_abandonment_in_every_record(
     statements (a proof, not hearsay) and adopts the same verdict: three records that agree
     and verify."""
     table = make_table("moska", 3, timeout=3, pace=0.02)
-    _mid_game(table, 2, 30_000)
+    mid_game(table, 2, 30_000)
     sleeper = table.peers[2]
     sleeper.kill(signal.SIGSTOP)
     try:
@@ -175,9 +163,8 @@ class _Netns(Namespaces):
         super().__init__(2, 600)
         tag = f"mk{os.getpid() % 100000}"
         self.devices = [f"{tag}a", f"{tag}b"]
-        self._ip("link", "add", self.devices[0], "type", "veth", "peer", "name", self.devices[1])
-        for side, holder in enumerate(self.holders):
-            self._ip("link", "set", self.devices[side], "netns", str(holder.pid))
+        self.veth(0, self.devices[0], 1, self.devices[1])
+        for side in range(2):
             device = self.devices[side]
             up = f"ip addr add {self.address(side)}/24 dev {device} && ip link set {device} up"
             self.run(side, f"ip link set lo up && {up}")
@@ -282,7 +269,7 @@ def test_a_peer_restarted_after_the_others_convicted_it_still_lost(
     (uncorroborated, no loser: it says less and contradicts nothing), and every record
     verifies alone and together."""
     table = make_table("moska", 3, timeout=3, pace=0.02)
-    _mid_game(table, 2, 30_000)
+    mid_game(table, 2, 30_000)
     victim = table.peers[2]
     victim.kill()
     assert [table.peers[i].finish(30) for i in (0, 1)] == [1, 1], table.output()

@@ -51,6 +51,7 @@ class _Wait:
     names: tuple[str, ...] = ()
     unreachable: tuple[bool, ...] = ()
     left: float = 45.0
+    through: tuple[tuple[int, int], ...] = ()
 
 
 def test_the_wait_in_words_at_each_stage() -> None:
@@ -76,6 +77,20 @@ def test_the_wait_in_words_at_each_stage() -> None:
         "the end: waiting for ann, cy (45 s left)"
     )
     assert wait_text(_Wait("play", ()), names, view) == ""  # this seat's own move
+
+
+def test_the_status_says_whose_frames_come_through_another_seat() -> None:
+    """A peer whose link to bob is down hears bob through cy: the status line says so, after
+    what the table waits for, or alone on this seat's own move."""
+    names = ["ann", "bob", "cy"]
+    assert wait_text(_Wait("play", (), through=((1, 2),)), names) == (
+        "bob's frames come through cy"
+    )
+    waiting = _Wait("result", (1,), ("",), (False,), 12.0, through=((1, 2), (7, 0)))
+    assert wait_text(waiting, names) == (
+        "the end: waiting for bob (12 s left); bob's frames come through cy;"
+        " seat 7's frames come through ann"
+    )
 
 
 def _texts(rows: list) -> list[str]:  # type: ignore[type-arg]
