@@ -17,6 +17,7 @@ from ..exports import LazyExports
 
 __all__ = [
     "RECORD_NAME",
+    "LeaderboardError",
     "LocalTable",
     "NotVerified",
     "PlayerRecord",
@@ -25,8 +26,13 @@ __all__ = [
     "TerminalPlayer",
     "bot_specs",
     "color_wanted",
+    "default_path",
+    "export_games",
+    "load",
     "load_replay",
     "play_session",
+    "record_event",
+    "render_board",
     "run_replay",
     "seat_names",
     "symbols_wanted",
@@ -35,6 +41,9 @@ __all__ = [
 
 # fmt: off
 __getattr__ = LazyExports(__name__, {  # module: its names, imported on first use
+    ".board": ("render_board",),
+    ".club_leaderboard": ("LeaderboardError", "default_path", "load", "record_event"),
+    ".event_export": ("export_games",),
     ".local": ("LocalTable", "bot_specs", "play_session", "seat_names"),
     ".player_record": ("PlayerRecord", "RECORD_NAME"),
     ".render": ("color_wanted", "symbols_wanted"),
