@@ -7,6 +7,7 @@ as a bot, and plays each round's table on its own (docs/TOURNAMENT.md).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import sys
@@ -20,8 +21,11 @@ from ..i18n import _
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, check_bots, fail, is_interrupt
 
 if TYPE_CHECKING:
+    import trio
+
     from ..crypto.identity import Identity
     from ..tournament import BoardState
+    from ..ui import BoardScreen
 
 
 def _print_board(board: BoardState, you: bytes | None = None, live: bool = True) -> None:
@@ -42,6 +46,52 @@ def _print_board(board: BoardState, you: bytes | None = None, live: bool = True)
     for line in render_board(board, 80, you=you, symbols=symbols_wanted(sys.stdout)):
         typer.echo(line)
     typer.echo("")
+
+
+class PersonBoard:
+    """A person's standings board between its tables: full screen from a round's standings
+    until the person's next table starts, the event ends, or q; then left on the terminal
+    as text (as a table's screen leaves its last table). A round just seated is not shown
+    here: the person's table takes the screen at once."""
+
+    def __init__(self, you: bytes) -> None:
+        self.you = you
+        self.board: BoardScreen | None = None
+        self.token: trio.lowlevel.TrioToken | None = None
+
+    def show(self, state: BoardState) -> None:
+        import trio
+
+        from ..tournament import PLAYING
+        from ..ui import BoardScreen, color_wanted, symbols_wanted
+
+        if any(table.state == PLAYING for table in state.tables):
+            return
+        if self.board is None:
+            self.token = trio.lowlevel.current_trio_token()
+            self.board = BoardScreen(
+                interactive=True,
+                out=sys.stdout,
+                you=self.you,
+                symbols=symbols_wanted(sys.stdout),
+                color=color_wanted(sys.stdout),
+                quit=self.left,
+            )
+        self.board.update(state)
+
+    def left(self) -> None:
+        """q or Ctrl-C on the board (in the screen's thread): closed from the event's."""
+        import trio
+
+        token = self.token
+        if token is not None:
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(self.close)
+
+    def close(self) -> None:
+        board, self.board = self.board, None
+        if board is not None:
+            board.close()
 
 
 def _keep(folder: Path, leaderboard: Path | None) -> None:
@@ -356,7 +406,15 @@ def _enter(
         show=lambda board: _print_board(board, me.public_bytes, live=spec is not None),
         connect_wait=wait,
     )
-    code = _run(EntrantNode(options).run)
+    person: PersonBoard | None = None
+    if spec is None and not plain and sys.stdin.isatty() and sys.stdout.isatty():
+        person = PersonBoard(me.public_bytes)
+        options.show, options.before_table = person.show, person.close
+    try:
+        code = _run(EntrantNode(options).run)
+    finally:
+        if person is not None:
+            person.close()
     if code == 0:
         _keep(where, leaderboard)
     typer.echo(f"the event folder: {where} (moska verify {where})")

@@ -305,6 +305,7 @@ class EntrantOptions:
     echo: Callable[[str], None] = print
     show: BoardPrinter | None = None
     connect_wait: float = 600.0
+    before_table: Callable[[], None] | None = None  # the terminal is the table's from now
 
 
 class EntrantNode:
@@ -491,6 +492,8 @@ class EntrantNode:
                 await self.where_changed.wait()
 
         if not table_played(seat, self.o.folder, table):
+            if self.o.before_table is not None:
+                self.o.before_table()
             outcome = await play_table(seat, self.o.folder, table, entry, announce, host_address)
             self.o.echo(f"round {table.round_number}, table {table.table + 1}: {outcome.message}")
         result = result_of(seat, self.o.folder, table, entry)

@@ -17,6 +17,7 @@ from ..exports import LazyExports
 
 __all__ = [
     "RECORD_NAME",
+    "BoardScreen",
     "LeaderboardError",
     "LocalTable",
     "NotVerified",
@@ -41,7 +42,7 @@ __all__ = [
 
 # fmt: off
 __getattr__ = LazyExports(__name__, {  # module: its names, imported on first use
-    ".board": ("render_board",),
+    ".board": ("BoardScreen", "render_board"),
     ".club_leaderboard": ("LeaderboardError", "default_path", "load", "record_event"),
     ".event_export": ("export_games",),
     ".local": ("LocalTable", "bot_specs", "play_session", "seat_names"),
