@@ -212,14 +212,24 @@ print("left the board" if left else "timed out")
 """
 
 
-@pytest.mark.parametrize("key", ["q", "\x03"])
-def test_the_full_screen_board_redraws_and_leaves_on_q_or_ctrl_c(tmp_path: Path, key: str) -> None:
+def run_script(tmp_path: Path, source: str) -> Term:
+    """``source`` run on a pseudo-terminal of 24 x 80, once its board is on screen."""
     script = tmp_path / "board.py"
     tests = str(Path(__file__).parent)
-    script.write_text(textwrap.dedent(SCRIPT).format(tests=tests, folder=str(tmp_path)))
+    script.write_text(textwrap.dedent(source).format(tests=tests, folder=str(tmp_path)))
     term = Term([str(script)], 24, 80, env=term_env(), command=sys.executable)
     try:
         term.wait("club night · round 2 of 3", WAIT, row=0)
+    except BaseException:
+        term.close()
+        raise
+    return term
+
+
+@pytest.mark.parametrize("key", ["q", "\x03"])
+def test_the_full_screen_board_redraws_and_leaves_on_q_or_ctrl_c(tmp_path: Path, key: str) -> None:
+    term = run_script(tmp_path, SCRIPT)
+    try:
         term.wait(r"table 1, game 2/3", WAIT)
         term.check(all(len(line) <= 80 for line in term.lines()), "a line is too wide")
         term.wait(r"q: leave the board", WAIT)
@@ -277,12 +287,8 @@ def test_a_person_entrant_has_the_board_full_screen_between_its_tables(
 ) -> None:
     """An event's person entrant: a round's standings full screen until q or its next
     table (the event's own thread closes it either way), then left on the terminal."""
-    script = tmp_path / "person.py"
-    tests = str(Path(__file__).parent)
-    script.write_text(textwrap.dedent(PERSON_SCRIPT).format(tests=tests, folder=str(tmp_path)))
-    term = Term([str(script)], 24, 80, env=term_env(), command=sys.executable)
+    term = run_script(tmp_path, PERSON_SCRIPT)
     try:
-        term.wait("club night · round 2 of 3", WAIT, row=0)
         term.wait(r"q: leave the board", WAIT)
         term.wait(r"0 of 2 tables playing", WAIT)
         if leave == "q":
