@@ -30,6 +30,7 @@ def start(name: str, args: list[str], folder: Path) -> tuple[subprocess.Popen[by
     env = dict(
         os.environ,
         PYTHONUNBUFFERED="1",
+        LANGUAGE="en",  # what the outputs are checked for
         XDG_CONFIG_HOME=str(folder / "config"),
         XDG_DATA_HOME=str(folder / "data"),
     )
@@ -128,7 +129,8 @@ def test_six_bots_play_an_event_and_every_folder_proves_the_same_standings(
 
     checked = verify(tmp_path / "bot0")
     assert checked.returncode == 0 and "valid: event" in checked.stdout, checked
-    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path))
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path),
+               LANGUAGE="en")  # fmt: skip
     board = subprocess.run(
         [sys.executable, "-m", "moska_p2p", "tournament", "leaderboard", "--preset", "durak"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,

@@ -210,7 +210,7 @@ def test_the_leaderboard_command_shows_the_rated_event(
 
 def test_the_subcommands_are_reached_from_the_command_line(tmp_path: Path) -> None:
     _club, paths = folders(tmp_path)
-    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"), NO_COLOR="1")
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"), NO_COLOR="1", LANGUAGE="en")
 
     def moska(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
