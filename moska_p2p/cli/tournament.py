@@ -7,6 +7,7 @@ as a bot, and plays each round's table on its own (docs/TOURNAMENT.md).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import sys
@@ -16,22 +17,129 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ..engine import PRESETS
+from ..i18n import _
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, check_bots, fail, is_interrupt
 
 if TYPE_CHECKING:
+    import trio
+
     from ..crypto.identity import Identity
-    from ..tournament import Row
+    from ..tournament import BoardState
+    from ..ui import BoardScreen
 
 
-def _show_standings(rows: list[Row], round_number: int, final: bool) -> None:
-    """The standings after a round, as plain text rows (the standings board screen will
-    take this call's place)."""
-    from ..event.carrier import standings_lines
+def _print_board(board: BoardState, you: bytes | None = None, live: bool = True) -> None:
+    """The standings board, printed at 80 columns (bots, the director, plain output, and a
+    person between its tables): after each round, and, when ``live``, as a round is seated
+    (who plays where)."""
+    from ..tournament import PLAYING
+    from ..ui import render_board, symbols_wanted
 
-    title = "after the final table" if final else f"after round {round_number}"
-    typer.echo(f"standings {title} (points are losses, fewer is better):")
-    for line in standings_lines(rows):
+    playing = any(table.state == PLAYING for table in board.tables)
+    if playing and not live:
+        return
+    if board.finished:
+        typer.echo(_("standings after the final table") if board.spec.final_size else
+                   _("final standings"))  # fmt: skip
+    elif not playing and board.round:
+        typer.echo(_("standings after round {number}").format(number=board.round))
+    for line in render_board(board, 80, you=you, symbols=symbols_wanted(sys.stdout)):
         typer.echo(line)
+    typer.echo("")
+
+
+class PersonBoard:
+    """A person's standings board between its tables: full screen from a round's standings
+    until the person's next table starts, the event ends, or q; then left on the terminal
+    as text (as a table's screen leaves its last table). A round just seated is not shown
+    here: the person's table takes the screen at once."""
+
+    def __init__(self, you: bytes) -> None:
+        self.you = you
+        self.board: BoardScreen | None = None
+        self.token: trio.lowlevel.TrioToken | None = None
+
+    def show(self, state: BoardState) -> None:
+        import trio
+
+        from ..tournament import PLAYING
+        from ..ui import BoardScreen, color_wanted, symbols_wanted
+
+        if any(table.state == PLAYING for table in state.tables):
+            return
+        if self.board is None:
+            self.token = trio.lowlevel.current_trio_token()
+            self.board = BoardScreen(
+                interactive=True,
+                out=sys.stdout,
+                you=self.you,
+                symbols=symbols_wanted(sys.stdout),
+                color=color_wanted(sys.stdout),
+                quit=self.left,
+            )
+        self.board.update(state)
+
+    def left(self) -> None:
+        """q or Ctrl-C on the board (in the screen's thread): closed from the event's."""
+        import trio
+
+        token = self.token
+        if token is not None:
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(self.close)
+
+    def close(self) -> None:
+        board, self.board = self.board, None
+        if board is not None:
+            board.close()
+
+
+def _keep(folder: Path, leaderboard: Path | None) -> None:
+    """At an event's end, every member: the report into its folder, and the event into its
+    club leaderboard (rated once, however many members on one machine record it)."""
+    from ..event import event_results, load, write_report
+    from ..tournament import TournamentError, follow, ranked_games
+    from ..ui import LeaderboardError, default_path, record_event
+
+    try:
+        _event, record = load(folder)
+        state = follow(record)
+    except (ValueError, TournamentError) as error:
+        typer.echo(_("no report: {error}").format(error=error), err=True)
+        return
+    if state.entry is None or not state.finished():
+        return
+    try:
+        paths = write_report(state, folder)
+    except OSError as error:
+        typer.echo(_("the report could not be written: {error}").format(error=error), err=True)
+    else:
+        typer.echo(_("the event's report: {paths}").format(paths=", ".join(map(str, paths))))
+    entry = state.entry
+    rounds, final = event_results(state)
+    path = leaderboard or default_path(entry.spec.preset)
+    try:
+        done = record_event(
+            path, entry.spec.preset, entry.event, entry.spec.name, entry.entrants,
+            ranked_games(rounds, final),
+        )  # fmt: skip
+    except (LeaderboardError, OSError) as error:
+        typer.echo(_("the club leaderboard is left as it was: {error}").format(error=error))
+        return
+    if done.kept_aside is not None:
+        typer.echo(
+            _("the leaderboard file was damaged: kept aside as {path}; a new one starts").format(
+                path=done.kept_aside
+            )
+        )
+    if done.rated:
+        typer.echo(
+            _("club leaderboard {path}: {games} games of this event rated").format(
+                path=path, games=done.rated
+            )
+        )
+    else:
+        typer.echo(_("club leaderboard {path}: this event is on it already").format(path=path))
 
 
 def _identity(path: Path | None, bot: str | None, name: str | None) -> Identity:
@@ -69,15 +177,17 @@ def _run(main: Any) -> int:
 
 def tournament(
     action: str = typer.Argument(
-        ..., help="direct: open an event and run it; enter: play in one (HOST:PORT)."
+        ...,
+        help="direct: open an event and run it; enter: play in one (HOST:PORT); report:"
+        " write an event folder's report again; leaderboard: show the club's.",
     ),
     address: str | None = typer.Argument(
-        None, help="enter: the director's HOST:PORT, as it printed it."
+        None, help="enter: the director's HOST:PORT, as it printed it; report: the EVENT_FOLDER."
     ),
     name: str | None = typer.Option(
         None, help="The event's name (direct), or your name in it (enter)."
     ),
-    preset: str = typer.Option("moska", help=f"direct: one of {', '.join(PRESETS)}."),
+    preset: str = typer.Option("moska", help=f"direct, leaderboard: one of {', '.join(PRESETS)}."),
     seats: int = typer.Option(4, min=2, max=6, help="direct: seats per table."),
     rounds: int = typer.Option(3, min=1, max=50, help="direct: rounds of tables."),
     games: int = typer.Option(1, min=1, max=50, help="direct: games each table plays a round."),
@@ -115,12 +225,25 @@ def tournament(
     plain: bool = typer.Option(
         False, "--plain", help="enter: lines instead of the full-screen table (no --bot)."
     ),
+    out: Path | None = typer.Option(
+        None, help="report: where the report's files go (default: the event folder)."
+    ),
+    export: bool = typer.Option(
+        False, "--export", help="report: also every game of the folder as a text record."
+    ),
+    file: Path | None = typer.Option(
+        None,
+        help="The club's leaderboard file the event is rated into, and leaderboard shows"
+        " (default: the data directory's, one a preset).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
 ) -> None:
     """Run a club event of several tables and rounds with no referee: `direct` opens it,
     `enter HOST:PORT` plays in it; the draw is drawn from every entrant's secret, the tables
-    play on the entrants' own machines, and `moska verify FOLDER` proves the standings."""
+    play on the entrants' own machines, and `moska verify FOLDER` proves the standings. At
+    the end every member writes the report into its folder and rates the event on its club
+    leaderboard; `report FOLDER` writes it again, `leaderboard` shows the ratings."""
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s: %(message)s",
@@ -143,15 +266,22 @@ def tournament(
                 bind,
                 port,
                 wait,
+                file,
             )
         )
     if action == "enter":
         if address is None:
             raise fail("enter: name the director's HOST:PORT (it printed it)")
         raise typer.Exit(
-            _enter(address, name, bot, program, identity, folder, bind, wait, quiet, plain)
+            _enter(address, name, bot, program, identity, folder, bind, wait, quiet, plain, file)
         )
-    raise fail(f"unknown action {action!r}: direct or enter")
+    if action == "report":
+        if address is None:
+            raise fail(_("report: name the EVENT_FOLDER"))
+        raise typer.Exit(report_event(Path(address), out, export))
+    if action == "leaderboard":
+        raise typer.Exit(show_leaderboard(preset, file))
+    raise fail(f"unknown action {action!r}: direct, enter, report or leaderboard")
 
 
 def _direct(
@@ -169,6 +299,7 @@ def _direct(
     bind: str,
     port: int,
     wait: float,
+    leaderboard: Path | None = None,
 ) -> int:
     from ..event.carrier import DirectorNode, DirectorOptions
     from ..event.folder import is_event_folder, load
@@ -195,7 +326,7 @@ def _direct(
     if is_event_folder(where):  # the director comes back: the event of its folder
         from ..tournament.record import follow
 
-        _, record = load(where)
+        _event, record = load(where)
         entry = follow(record).entry
         if entry is None:
             raise fail(f"{where} holds an event whose entry never closed: start a new one")
@@ -203,9 +334,11 @@ def _direct(
         typer.echo(f"resuming the event of {where}")
     where.mkdir(parents=True, exist_ok=True)
     options = DirectorOptions(
-        me, spec, nonce, entrants, where, bind, port, show=_show_standings, stage_timeout=wait
+        me, spec, nonce, entrants, where, bind, port, show=_print_board, stage_timeout=wait
     )
     code = _run(DirectorNode(options).run)
+    if code == 0:
+        _keep(where, leaderboard)
     typer.echo(f"the event folder: {where} (moska verify {where})")
     return code
 
@@ -221,6 +354,7 @@ def _enter(
     wait: float,
     quiet: bool,
     plain: bool = False,
+    leaderboard: Path | None = None,
 ) -> int:
     from ..bots.loader import BotLoadError, load_bot
     from ..event.carrier import EntrantNode, EntrantOptions
@@ -269,10 +403,20 @@ def _enter(
         where,
         host,
         port,
-        show=_show_standings,
+        show=lambda board: _print_board(board, me.public_bytes, live=spec is not None),
         connect_wait=wait,
     )
-    code = _run(EntrantNode(options).run)
+    person: PersonBoard | None = None
+    if spec is None and not plain and sys.stdin.isatty() and sys.stdout.isatty():
+        person = PersonBoard(me.public_bytes)
+        options.show, options.before_table = person.show, person.close
+    try:
+        code = _run(EntrantNode(options).run)
+    finally:
+        if person is not None:
+            person.close()
+    if code == 0:
+        _keep(where, leaderboard)
     typer.echo(f"the event folder: {where} (moska verify {where})")
     return code if code in (0, EXIT_INTERRUPTED) else EXIT_FAILED
 
@@ -282,7 +426,7 @@ def verify_events(folders: list[Path], as_json: bool) -> int:
     the exit code of the worst: 1 INVALID, 3 incomplete, 4 not an event's folder, else 0."""
     import json
 
-    from ..event.folder import NOT_AN_EVENT, VALID, verify_event
+    from ..event import NOT_AN_EVENT, VALID, board_state, verify_event
     from ..protocol.transcript import INCOMPLETE, INVALID
     from ..tournament import digest
     from .common import EXIT_INCOMPLETE, EXIT_NOT_A_TRANSCRIPT
@@ -308,8 +452,9 @@ def verify_events(folders: list[Path], as_json: bool) -> int:
             typer.echo(f"valid: event {folder}: every round's draw, tables and standings recompute")
             for line in report.lines:
                 typer.echo(f"  {line}")
-            last = report.state.rounds[-1] if report.state and report.state.rounds else None
-            _show_standings(rows, last.number if last else 0, bool(last and last.final))
+            board = board_state(report.state) if report.state is not None else None
+            if board is not None:
+                _print_board(board)
         elif report.status == INCOMPLETE:
             typer.echo(f"incomplete: event {folder}: {report.fault}", err=True)
         elif report.status == NOT_AN_EVENT:
@@ -319,3 +464,98 @@ def verify_events(folders: list[Path], as_json: bool) -> int:
         code = EXIT_NOT_A_TRANSCRIPT if report.status == NOT_AN_EVENT else codes[report.status]
         worst = max(worst, code, key=lambda c: (c == EXIT_FAILED, c))
     return worst
+
+
+def report_event(folder: Path, out: Path | None, export: bool) -> int:
+    """``moska tournament report EVENT_FOLDER``: the report's files written again from a
+    folder that verifies (an event stopped early: the rounds it published), and with
+    ``export`` every game the folder holds as a text record."""
+    from ..event import NOT_AN_EVENT, game_transcripts, verify_event, write_report
+    from ..protocol.transcript import INCOMPLETE, INVALID
+    from ..ui import export_games
+
+    found = verify_event(folder)
+    if found.status in (INVALID, NOT_AN_EVENT) or found.state is None:
+        typer.echo(
+            _("{folder} does not verify ({fault}): no report is drawn from it").format(
+                folder=folder, fault=found.fault
+            ),
+            err=True,
+        )
+        return EXIT_FAILED
+    if found.status == INCOMPLETE:
+        typer.echo(
+            _("the event is incomplete ({fault}): the report has what it published").format(
+                fault=found.fault
+            )
+        )
+    target = out or folder
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        paths = write_report(found.state, target)
+    except OSError as error:
+        raise fail(_("the report could not be written: {error}").format(error=error)) from None
+    for path in paths:
+        typer.echo(_("written: {path}").format(path=path))
+    if not export:
+        return 0
+    games = target / "games"
+    try:
+        exported = export_games(game_transcripts(folder), games)
+    except OSError as error:
+        raise fail(f"{games}: {error.strerror or error}") from None
+    failed = 0
+    for item in exported:
+        if item.record is None:
+            failed += 1
+            said = _("not exported: {path}: {error}")
+            typer.echo(said.format(path=item.source, error=item.error), err=True)
+    typer.echo(
+        _("{count} games exported to {folder}").format(count=len(exported) - failed, folder=games)
+    )
+    return EXIT_FAILED if failed else 0
+
+
+def show_leaderboard(preset: str, file: Path | None) -> int:
+    """``moska tournament leaderboard``: the club's ratings, best first by ordinal."""
+    from ..ui import LeaderboardError, default_path, load
+
+    path = file or default_path(preset)
+    if not path.exists():
+        typer.echo(_("no leaderboard yet at {path}: an event's end makes it").format(path=path))
+        return 0
+    try:
+        board = load(path, None if file is not None else preset)
+    except LeaderboardError as error:
+        typer.echo(str(error), err=True)
+        if error.damaged:
+            typer.echo(_("the next event's end keeps it aside and starts a new one"), err=True)
+        return EXIT_FAILED
+    typer.echo(
+        _("club leaderboard of {preset}: {events} events, {games} games ({path})").format(
+            preset=board.preset, events=len(board.events), games=board.games, path=path
+        )
+    )
+    header = (_("#"), _("name"), _("plays"), _("events"), _("games"), _("rating"), "mu", "sigma")
+    lines = [header]
+    for rank, _key, member in board.standings():
+        lines.append(
+            (
+                str(rank),
+                member.name,
+                member.plays,
+                str(member.events),
+                str(member.rating.games),
+                f"{member.ordinal:.1f}",
+                f"{member.rating.mu:.1f}",
+                f"{member.rating.sigma:.2f}",
+            )
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    for line in lines:
+        cells = [
+            c.ljust(w) if i == 1 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(line, widths, strict=True))
+        ]
+        typer.echo("  ".join(cells).rstrip())
+    return 0

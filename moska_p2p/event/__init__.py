@@ -1,13 +1,14 @@
 """A club event carried between the members' machines (trio): the director's and the
 entrants' network side (:mod:`.carrier`), each round's tables played with the network node
-(:mod:`.tables`), and the event folder every member keeps with the check that proves its
-standings (:mod:`.folder`): ``moska tournament`` and ``moska verify EVENT_FOLDER``. The
-rules of the event are the sans-IO :mod:`moska_p2p.tournament`.
+(:mod:`.tables`), the event folder every member keeps with the check that proves its
+standings (:mod:`.folder`), and the board and the report drawn from it (:mod:`.results`):
+``moska tournament`` and ``moska verify EVENT_FOLDER``. The rules of the event are the
+sans-IO :mod:`moska_p2p.tournament`.
 
 ``__all__`` is what the command line uses.
 """
 
-from .carrier import DirectorNode, DirectorOptions, EntrantNode, EntrantOptions, standings_lines
+from .carrier import DirectorNode, DirectorOptions, EntrantNode, EntrantOptions
 from .folder import (
     EVENT_FILE,
     NOT_AN_EVENT,
@@ -17,6 +18,7 @@ from .folder import (
     load,
     verify_event,
 )
+from .results import board_state, event_results, game_transcripts, write_report
 from .tables import Seat
 
 __all__ = [
@@ -29,8 +31,11 @@ __all__ = [
     "EntrantOptions",
     "EventReport",
     "Seat",
+    "board_state",
+    "event_results",
+    "game_transcripts",
     "is_event_folder",
     "load",
-    "standings_lines",
     "verify_event",
+    "write_report",
 ]

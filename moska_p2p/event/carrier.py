@@ -31,11 +31,12 @@ import trio
 from ..crypto.identity import Identity
 from ..net.wire import FrameStream, prefixed
 from ..protocol.frames import FrameError, pack, unpack
-from ..tournament import EventSpec, Row, Statement, TournamentError, read
+from ..tournament import BoardState, EventSpec, Statement, TournamentError, read
 from ..tournament.record import EventRecord, EventState, follow, table_open
 from ..tournament.service import Director, EntrantRole, TableToPlay, enter
 from ..tournament.signed import ENTER, TABLE
 from .folder import EVENT_FILE, load, save, write_standings
+from .results import board_state, standings_text
 from .tables import Seat, play_table, result_of, table_played
 
 log = logging.getLogger(__name__)
@@ -77,8 +78,9 @@ async def _write_out(stream: trio.abc.SendStream, outbox: trio.MemoryReceiveChan
             await stream.send_all(message)
 
 
-StandingsPrinter = Callable[[list[Row], int, bool], None]
-"""Shows the standings after a round (the rows, the round, whether it was the final)."""
+BoardPrinter = Callable[[BoardState], None]
+"""Shows the standings board: when a round is seated (its tables playing) and when its
+standings are published."""
 
 
 # ---------------------------------------------------------------------- the director
@@ -94,7 +96,7 @@ class DirectorOptions:
     bind: str = "0.0.0.0"
     port: int = 0
     echo: Callable[[str], None] = print
-    show: StandingsPrinter | None = None
+    show: BoardPrinter | None = None
     stage_timeout: float = STAGE_TIMEOUT
 
 
@@ -115,7 +117,7 @@ class DirectorNode:
         entry = follow(self.record).entry
         if entry is not None:
             self.role.entrants = {e.key: e for e in entry.entrants}
-        self.shown = 0  # rounds whose standings were shown
+        self.shown = (0, 0)  # rounds seated and published when the board was shown
         self.seated = 0  # rounds whose tables were shown
         self.stage_started = 0.0  # when the stage under way began (trio time, from run)
         self.progress = -1
@@ -301,8 +303,9 @@ class EntrantOptions:
     host: str
     port: int
     echo: Callable[[str], None] = print
-    show: StandingsPrinter | None = None
+    show: BoardPrinter | None = None
     connect_wait: float = 600.0
+    before_table: Callable[[], None] | None = None  # the terminal is the table's from now
 
 
 class EntrantNode:
@@ -317,7 +320,7 @@ class EntrantNode:
         self.where_changed = trio.Event()
         self.playing: TableToPlay | None = None
         self.outbox: trio.MemorySendChannel[bytes] | None = None
-        self.shown = 0
+        self.shown = (0, 0)
         self.code: int | None = None
         self.deadline = 0.0  # when to give up on the director (trio time)
         self.done = trio.Event()
@@ -489,6 +492,8 @@ class EntrantNode:
                 await self.where_changed.wait()
 
         if not table_played(seat, self.o.folder, table):
+            if self.o.before_table is not None:
+                self.o.before_table()
             outcome = await play_table(seat, self.o.folder, table, entry, announce, host_address)
             self.o.echo(f"round {table.round_number}, table {table.table + 1}: {outcome.message}")
         result = result_of(seat, self.o.folder, table, entry)
@@ -514,32 +519,29 @@ def connection_lost(error: BaseException) -> bool:
 
 
 def show_standings(
-    state: EventState, shown: int, folder: Path, show: StandingsPrinter | None
-) -> int:
-    """Write (and show) the standings of a round published since the ``shown`` first ones;
-    how many are shown now."""
-    done = [r for r in state.rounds if r.published is not None]
-    if len(done) > shown and done[-1].rows is not None:
-        write_standings(folder, standings_lines(done[-1].rows))
-        if show is not None:
-            show(done[-1].rows, done[-1].number, done[-1].final)
-        return len(done)
-    return shown
-
-
-def standings_lines(rows: list[Row]) -> list[str]:
-    """The standings as plain text rows (a placeholder for the standings board screen):
-    place, name, losses, games, korokkeella, poronmuna, forfeits, final losses."""
-    lines = [f"{'#':>3}  {'name':<20} {'lost':>4} {'games':>5} {'kor':>3} {'por':>3} {'forf':>4}"]
-    for place, row in enumerate(rows, start=1):
-        final = "" if row.final_points is None else f"  final: {row.final_points} lost"
-        rounds = ", ".join(map(str, row.no_result))
-        missing = f"  no result in round {rounds}" if row.no_result else ""
-        lines.append(
-            f"{place:>3}  {row.name:<20} {row.points:>4} {row.games:>5} {row.korokkeella:>3}"
-            f" {row.poronmuna:>3} {row.forfeits:>4}{final}{missing}"
-        )
-    return lines
+    state: EventState, shown: tuple[int, int], folder: Path, show: BoardPrinter | None
+) -> tuple[int, int]:
+    """Show the board when a round's standings are published (and write them to the
+    folder), then when the next round is seated (``shown``: how many rounds were seated and
+    published when it was last shown); the counts now. A round published and the next one
+    seated at once are two boards: the round's standings, then who plays where."""
+    published = sum(1 for r in state.rounds if r.published is not None and r.rows is not None)
+    seated = sum(1 for r in state.rounds if r.tables is not None)
+    if (seated, published) == shown or state.entry is None:
+        return shown
+    boards: list[BoardState | None] = []
+    if published > shown[1]:
+        board = board_state(state, published)
+        assert board is not None
+        write_standings(folder, standings_text(board))
+        boards.append(board)
+    if seated > max(shown[0], published):
+        boards.append(board_state(state))
+    if show is not None:
+        for board in boards:
+            if board is not None:
+                show(board)
+    return seated, published
 
 
 class _quiet:

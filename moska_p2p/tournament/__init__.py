@@ -20,7 +20,7 @@ from .entry import (
     missing_acknowledgements,
     read_entry,
 )
-from .leaderboard import RankedGame
+from .leaderboard import RankedGame, ranked_games
 from .pairing import meetings, repeats, seat_tables, table_sizes
 from .record import (
     EventRecord,
@@ -32,7 +32,18 @@ from .record import (
     table_result,
     table_settings,
 )
-from .report import DONE, NO_RESULT, BoardState, TableStatus, ranks, tied_by_lot
+from .report import (
+    DONE,
+    NO_RESULT,
+    PLAYING,
+    BoardState,
+    EventReport,
+    TableStatus,
+    event_report,
+    ranks,
+    standings_table,
+    tied_by_lot,
+)
 from .service import Director, EntrantRole, TableToPlay, enter
 from .signed import ENTER, TABLE, Statement, read, sign
 from .spec import EventSpec, TournamentError, event_id
@@ -44,6 +55,7 @@ __all__ = [
     "ENTER",
     "NO_RESULT",
     "PERSON",
+    "PLAYING",
     "TABLE",
     "BoardState",
     "CommitSet",
@@ -53,6 +65,7 @@ __all__ = [
     "EntrantRole",
     "EntryList",
     "EventRecord",
+    "EventReport",
     "EventSpec",
     "EventState",
     "RankedGame",
@@ -73,10 +86,12 @@ __all__ = [
     "draw",
     "enter",
     "event_id",
+    "event_report",
     "expected_table_id",
     "follow",
     "meetings",
     "missing_acknowledgements",
+    "ranked_games",
     "ranks",
     "read",
     "read_entry",
@@ -85,6 +100,7 @@ __all__ = [
     "seat_tables",
     "sign",
     "standings",
+    "standings_table",
     "table_nonce",
     "table_open",
     "table_result",

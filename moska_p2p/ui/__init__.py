@@ -17,6 +17,8 @@ from ..exports import LazyExports
 
 __all__ = [
     "RECORD_NAME",
+    "BoardScreen",
+    "LeaderboardError",
     "LocalTable",
     "NotVerified",
     "PlayerRecord",
@@ -25,8 +27,13 @@ __all__ = [
     "TerminalPlayer",
     "bot_specs",
     "color_wanted",
+    "default_path",
+    "export_games",
+    "load",
     "load_replay",
     "play_session",
+    "record_event",
+    "render_board",
     "run_replay",
     "seat_names",
     "symbols_wanted",
@@ -35,6 +42,9 @@ __all__ = [
 
 # fmt: off
 __getattr__ = LazyExports(__name__, {  # module: its names, imported on first use
+    ".board": ("BoardScreen", "render_board"),
+    ".club_leaderboard": ("LeaderboardError", "default_path", "load", "record_event"),
+    ".event_export": ("export_games",),
     ".local": ("LocalTable", "bot_specs", "play_session", "seat_names"),
     ".player_record": ("PlayerRecord", "RECORD_NAME"),
     ".render": ("color_wanted", "symbols_wanted"),

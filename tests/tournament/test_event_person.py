@@ -78,6 +78,9 @@ def test_a_person_at_the_terminal_plays_an_event_with_two_bots(tmp_path: Path) -
             child.send(child.legal()[0] + "\r")
             moves += 1
             assert moves < 500
+        shown = child.text()  # the board the person had full screen, left on the terminal
+        assert "club evening · final standings" in shown and "▶" in shown, shown
+        assert "the event's report: " in shown, shown
         assert child.exit_code(60) == 0
         for popen in procs:
             assert popen.wait(timeout=60) == 0

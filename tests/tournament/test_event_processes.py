@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from moska_p2p.event.folder import verify_event
+from moska_p2p.event.results import REPORT_FILES
 from moska_p2p.tournament import digest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +30,7 @@ def start(name: str, args: list[str], folder: Path) -> tuple[subprocess.Popen[by
     env = dict(
         os.environ,
         PYTHONUNBUFFERED="1",
+        LANGUAGE="en",  # what the outputs are checked for
         XDG_CONFIG_HOME=str(folder / "config"),
         XDG_DATA_HOME=str(folder / "data"),
     )
@@ -101,6 +103,23 @@ def test_six_bots_play_an_event_and_every_folder_proves_the_same_standings(
     assert "after the final table" in (tmp_path / "bot0.out").read_text()
     said = (tmp_path / "director.out").read_text()
     assert "round 2: table 2: " in said and "round 3: table 1: " in said  # who plays where
+    # the standings board: as each round is seated (where everyone plays), and after it
+    assert re.search(r"club evening . round 2 of 2", said), said
+    assert "table 2, game 1/1" in said and "final standings" in said
+    reports = []
+    members = ["director", *(f"bot{n}" for n in range(6))]
+    for folder in members:
+        out = (tmp_path / f"{folder}.out").read_text()
+        assert re.search(r"club evening . final standings", out), out
+        kept = {name: (tmp_path / folder / name).read_text() for name in REPORT_FILES}
+        assert f"the event's report: {tmp_path / folder / 'report.txt'}" in out
+        reports.append(kept)
+    assert all(kept == reports[0] for kept in reports)  # one event, one report
+    assert "Final table" in reports[0]["report.txt"] and "<svg" in reports[0]["report.html"]
+    outs = [(tmp_path / f"{name}.out").read_text() for name in members]
+    assert any("games of this event rated" in out for out in outs)  # one file: rated once
+    assert all("club leaderboard " in out for out in outs)
+    assert (tmp_path / "data" / "moska-p2p" / "leaderboard-durak.json").is_file()
 
     def verify(folder: Path) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -110,6 +129,23 @@ def test_six_bots_play_an_event_and_every_folder_proves_the_same_standings(
 
     checked = verify(tmp_path / "bot0")
     assert checked.returncode == 0 and "valid: event" in checked.stdout, checked
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path),
+               LANGUAGE="en")  # fmt: skip
+    board = subprocess.run(
+        [sys.executable, "-m", "moska_p2p", "tournament", "leaderboard", "--preset", "durak"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert board.returncode == 0 and "1 events" in board.stdout, board
+    assert all(f" bot{n} " in board.stdout for n in range(6)), board.stdout
+    again = subprocess.run(
+        [sys.executable, "-m", "moska_p2p", "tournament", "report", str(tmp_path / "bot0"),
+         "--out", str(tmp_path / "again"), "--export"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0, again
+    assert (tmp_path / "again" / "report.txt").read_text() == reports[0]["report.txt"]
+    records = sorted((tmp_path / "again" / "games").glob("*.txt"))
+    assert len(records) >= 2 and f"{len(records)} games exported" in again.stdout, again
     transcript = next((tmp_path / "bot0" / "round-1").glob("table-*/*.moska"))
     data = bytearray(transcript.read_bytes())
     data[-10] ^= 1  # a byte of the last frame's signature

@@ -212,14 +212,24 @@ print("left the board" if left else "timed out")
 """
 
 
-@pytest.mark.parametrize("key", ["q", "\x03"])
-def test_the_full_screen_board_redraws_and_leaves_on_q_or_ctrl_c(tmp_path: Path, key: str) -> None:
+def run_script(tmp_path: Path, source: str) -> Term:
+    """``source`` run on a pseudo-terminal of 24 x 80, once its board is on screen."""
     script = tmp_path / "board.py"
     tests = str(Path(__file__).parent)
-    script.write_text(textwrap.dedent(SCRIPT).format(tests=tests, folder=str(tmp_path)))
+    script.write_text(textwrap.dedent(source).format(tests=tests, folder=str(tmp_path)))
     term = Term([str(script)], 24, 80, env=term_env(), command=sys.executable)
     try:
         term.wait("club night · round 2 of 3", WAIT, row=0)
+    except BaseException:
+        term.close()
+        raise
+    return term
+
+
+@pytest.mark.parametrize("key", ["q", "\x03"])
+def test_the_full_screen_board_redraws_and_leaves_on_q_or_ctrl_c(tmp_path: Path, key: str) -> None:
+    term = run_script(tmp_path, SCRIPT)
+    try:
         term.wait(r"table 1, game 2/3", WAIT)
         term.check(all(len(line) <= 80 for line in term.lines()), "a line is too wide")
         term.wait(r"q: leave the board", WAIT)
@@ -241,3 +251,54 @@ def test_the_board_speaks_finnish() -> None:
     assert lines[1].split() == ["#", "nimi", "häviöt", "pelit", "kor.", "por.", "luov.", "nyt"]
     assert "1/2 pöytää pelaa · pöytä 1, peli 2/3 · pöytä 2: valmis" in lines
     assert all(columns(line) <= 79 for line in lines)
+
+
+PERSON_SCRIPT = """
+import sys
+from pathlib import Path
+import trio
+sys.path.insert(0, {tests!r})
+from test_board import K, round2
+from moska_p2p.cli.tournament import PersonBoard
+
+folder = Path({folder!r})
+
+async def main() -> None:
+    person = PersonBoard(K[1])
+    person.show(round2(1))  # a round just seated: the person's table takes the screen
+    print("a seated round is not shown" if person.board is None else "shown")
+    person.show(round2(3, "done"))
+    end = trio.current_time() + 60
+    while person.board is not None and trio.current_time() < end:
+        if (folder / "next").exists():
+            person.close()  # the person's next table starts
+            print("to the next table")
+            return
+        await trio.sleep(0.05)
+    print("left the board" if person.board is None else "timed out")
+
+trio.run(main)
+"""
+
+
+@pytest.mark.parametrize("leave", ["q", "next table"])
+def test_a_person_entrant_has_the_board_full_screen_between_its_tables(
+    tmp_path: Path, leave: str
+) -> None:
+    """An event's person entrant: a round's standings full screen until q or its next
+    table (the event's own thread closes it either way), then left on the terminal."""
+    term = run_script(tmp_path, PERSON_SCRIPT)
+    try:
+        term.wait(r"q: leave the board", WAIT)
+        term.wait(r"0 of 2 tables playing", WAIT)
+        if leave == "q":
+            term.send("q")
+        else:
+            (tmp_path / "next").touch()
+        assert term.exit_code(WAIT) == 0
+        printed = "".join(term.raw)
+        said = "left the board" if leave == "q" else "to the next table"
+        assert "a seated round is not shown" in printed and said in printed
+        assert "table 1: done" in printed.split(said)[0]
+    finally:
+        term.close()
