@@ -5,6 +5,16 @@
 >>> g.play(g.legal_moves()[0]) is not None
 True
 
+How it is built
+---------------
+
+:class:`Game` is the one public object. It holds a :class:`~.state.GameState` record
+privately; the rules are modules of functions over that record (:mod:`.deal`, :mod:`.flow`,
+:mod:`.movegen`, :mod:`.play`), which :class:`Game`'s methods call. A field is declared in
+one place and a rule found by its module, not by walking a chain of base classes; outside
+the engine the state is read through read-only properties (lists come as copies) and changed
+only through verbs (``play``, ``reveal``, ``declare_lowest_trump``, ``show``).
+
 Search API
 ----------
 

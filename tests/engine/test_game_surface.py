@@ -1,0 +1,98 @@
+"""A game's state is its own: read through properties, changed through verbs only.
+
+The protocol once wrote a hand's shown cards straight into the engine's lists; these tests
+hold the engine to its surface: a list read from a game is a copy, no attribute can be
+assigned, and the protocol's needs (a card shown, the card at a position, a card's
+position, a hand's private positions) are verbs with the same answers as the state.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from moska_p2p.cards import parse_card
+from moska_p2p.engine import Game, RevealError, new_game, new_hidden_game, stack_deck
+
+
+def _played(preset: str, seed: int, moves: int) -> Game:
+    g = new_game(preset, 4, seed=seed)
+    rng = random.Random(seed)
+    for _ in range(moves):
+        if g.is_over:
+            break
+        g.play(g.random_move(rng))
+    return g
+
+
+@pytest.mark.parametrize(
+    "name", ["face", "pos_of", "hands", "shown", "out", "stock", "history", "public", "tab_a"]
+)
+def test_a_list_read_from_a_game_is_a_copy(name: str) -> None:
+    g = _played("moska", 3, 12)
+    before = g.state_hash()
+    listed = getattr(g, name)
+    kept = list(listed)
+    listed.clear()
+    listed.append(-7)
+    assert getattr(g, name) == kept
+    assert g.state_hash() == before
+
+
+def test_no_field_of_a_game_can_be_assigned() -> None:
+    g = _played("durak", 4, 5)
+    for name in ("phase", "to_act_seat", "hands", "trump", "attacker", "stock"):
+        with pytest.raises(AttributeError):
+            setattr(g, name, 0)
+
+
+def test_hidden_lists_are_copies_too() -> None:
+    g = new_hidden_game("moska", 4, dealer=0)
+    hidden = g.hidden
+    assert [len(h) for h in hidden] == [6, 6, 6, 6]
+    hidden[1].clear()
+    g.hidden_owner.clear()
+    assert [len(h) for h in g.hidden] == [6, 6, 6, 6]
+    assert len(g.hidden_owner) == 24
+
+
+def test_card_at_and_position_of_answer_from_the_state() -> None:
+    g = _played("moska", 5, 8)
+    face = g.face
+    for pos, card in enumerate(face):
+        assert g.card_at(pos) == card
+        assert g.position_of(card) == pos
+    hidden = new_hidden_game("moska", 4, dealer=1)
+    assert hidden.card_at(0) == -1
+    assert hidden.position_of(parse_card("AS")) == -1
+
+
+def test_show_makes_a_held_card_public_and_refuses_one_not_held() -> None:
+    deck = stack_deck("moska", 2, {1: ["AS", "KH"], 0: ["2C"]}, dealer=0)
+    g = new_game("moska", 2, deck=deck)
+    ace = parse_card("AS")
+    assert not g.shown[1] >> ace & 1
+    assert g.position_of(ace) in g.private_positions(1)
+    before = g.state_hash()
+    g.show(1, ace)
+    assert g.shown[1] >> ace & 1
+    assert g.position_of(ace) not in g.private_positions(1)
+    assert g.state_hash() != before  # shown cards are public state
+    with pytest.raises(RevealError):
+        g.show(0, ace)
+
+
+def test_private_positions_of_a_peer_engine_are_its_unknown_and_unshown_cards() -> None:
+    full = new_game("durak", 4, seed=2, dealer=0)
+    peer = new_hidden_game("durak", 4, dealer=0)
+    for pos, seat in peer.take_reveal_requests():
+        if seat == 2:
+            peer.reveal(pos, full.card_at(pos))
+    for seat in range(4):
+        positions = peer.private_positions(seat)
+        assert len(positions) == peer.hand_size(seat)
+        if seat != 2:
+            assert positions == {p for p, s in peer.hidden_owner.items() if s == seat}
+        else:
+            assert all(peer.card_at(p) >= 0 for p in positions)
