@@ -311,8 +311,10 @@ class Game:
 
     @property
     def to_act_seat(self) -> int:
-        """The seat to act, -1 when the game is over or waits for a reveal."""
-        return self._state.to_act_seat
+        """The seat to act, -1 when the game is over or waits for a reveal (a card turned
+        face up by M23 included: its face must be known to all before anyone acts)."""
+        state = self._state
+        return -1 if state.pending_public else state.to_act_seat
 
     @property
     def attacker(self) -> int:
@@ -428,10 +430,8 @@ class Game:
     @property
     def to_act(self) -> int | None:
         """The seat to act, or ``None`` when the game is over (or waits for a reveal)."""
-        state = self._state
-        if state.pending_public:
-            return None  # a card turned face up (M23) must be known to all before anyone acts
-        return state.to_act_seat if state.to_act_seat >= 0 else None
+        seat = self.to_act_seat
+        return seat if seat >= 0 else None
 
     @property
     def is_over(self) -> bool:
@@ -645,7 +645,8 @@ class View:
         self.players = state.n
         self.dealer = state.dealer
         self.decision = state.decision
-        self.to_act = game.to_act
+        to_act = game.to_act_seat
+        self.to_act = to_act if to_act >= 0 else None
         self.attacker = state.attacker
         self.defender = state.defender
         hands = state.hands

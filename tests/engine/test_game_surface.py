@@ -13,7 +13,21 @@ import random
 import pytest
 
 from moska_p2p.cards import parse_card
-from moska_p2p.engine import Game, RevealError, new_game, new_hidden_game, stack_deck
+from moska_p2p.engine import (
+    ATTACK,
+    BEG,
+    EXCHANGE,
+    KILL,
+    SELF,
+    TRANSFER,
+    TRANSFER_SHOW,
+    Game,
+    Move,
+    RevealError,
+    new_game,
+    new_hidden_game,
+    stack_deck,
+)
 
 
 def _played(preset: str, seed: int, moves: int) -> Game:
@@ -96,3 +110,49 @@ def test_private_positions_of_a_peer_engine_are_its_unknown_and_unshown_cards() 
             assert positions == {p for p, s in peer.hidden_owner.items() if s == seat}
         else:
             assert all(peer.card_at(p) >= 0 for p in positions)
+
+
+def _hand_cards(full: Game, move: Move) -> list[int]:
+    """The cards a move lays or shows from the mover's hand (a peer learns them with it)."""
+    kind, cards = move
+    if kind in (KILL, BEG):
+        return [cards[1]]
+    if kind in (ATTACK, SELF, TRANSFER, TRANSFER_SHOW):
+        return list(cards)
+    if kind == EXCHANGE:
+        return [full.rules.lowest_rank * 4 + full.trump]
+    return []
+
+
+def test_nobody_is_to_act_while_a_card_turned_by_m23_is_unknown() -> None:
+    """M23 on a peer's engine: once the second-last stock card is turned face up, no seat is
+    to act until its face is known to all, by ``to_act_seat`` as by ``legal_moves``."""
+    options = {"expose_second_last": "on", "trump_exchange": "never"}
+    full = new_game("moska", 3, seed=11, dealer=0, **options)
+    peer = new_hidden_game("moska", 3, dealer=0, **options)
+    rng = random.Random(11)
+    withheld: list[int] = []
+    for _ in range(400):
+        for pos, owner in peer.take_reveal_requests():
+            exposed = owner == -1 and len(peer.stock) == 2 and pos == peer.stock[-1]
+            if exposed and not withheld:
+                withheld.append(pos)
+            elif owner in (-1, 0) or exposed:
+                peer.reveal(pos, full.card_at(pos))
+        if withheld:
+            break
+        if full.is_over:
+            break
+        assert peer.to_act_seat == full.to_act_seat
+        move = full.random_move(rng)
+        for card in _hand_cards(full, move):
+            peer.reveal(full.position_of(card), card)
+        peer.play(move, seat=full.to_act_seat)
+        full.play(move)
+    assert withheld, "the game never exposed its second-last stock card"
+    assert full.to_act_seat >= 0
+    assert peer.to_act_seat == -1 and peer.legal_moves() == []
+    assert peer.view(0).to_act is None
+    peer.reveal(withheld[0], full.card_at(withheld[0]))
+    assert peer.to_act_seat == full.to_act_seat
+    assert peer.state_hash() == full.state_hash()
