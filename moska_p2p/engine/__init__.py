@@ -12,8 +12,9 @@ How it is built
 privately; the rules are modules of functions over that record (:mod:`.deal`, :mod:`.flow`,
 :mod:`.movegen`, :mod:`.play`), which :class:`Game`'s methods call. A field is declared in
 one place and a rule found by its module, not by walking a chain of base classes; outside
-the engine the state is read through read-only properties (lists come as copies) and changed
-only through verbs (``play``, ``reveal``, ``declare_lowest_trump``, ``show``).
+the engine the state is read through read-only properties (a sequence as a tuple, a
+snapshot) and changed only through verbs (``play``, ``reveal``, ``declare_lowest_trump``,
+``show``).
 
 Search API
 ----------
@@ -36,7 +37,7 @@ State:
 
 - ``to_act_seat`` -- the seat to act, ``-1`` when the game is over or waits for a reveal.
 - ``is_over`` -- True once the game has ended.
-- ``losers`` -- the losing seats as a list (a whole team in durak-teams), empty on a draw.
+- ``loser_seats`` -- the losing seats (a whole team in durak-teams), empty on a draw.
 - ``loser`` -- the one seat that lost and deals next (M24): in durak-teams the partner still
   holding cards; ``None`` on a draw or while the game goes on.
 - ``n`` -- the number of seats.
@@ -47,8 +48,8 @@ State:
   ``THROW_IN``, ``GIVE``, ``FORCED_KILL``, ``EXCHANGE_ROUND``, ``TWOS``, ``WAITING``,
   ``OVER`` (``DECISIONS[phase]`` is its name, RULES C5).
 - ``trump`` -- the trump suit as an int, ``-1`` before it is turned (MM2, K1).
-- ``stock_size`` -- how many cards are left in the stock (``stock``, a copy of the list of
-  its deck positions, bottom first, where a search needs the positions).
+- ``stock_size`` -- how many cards are left in the stock (``stock``, its deck positions,
+  bottom first, where a search needs the positions).
 - ``hand_mask(seat)`` -- the known cards of a hand as a bitmask.
 - ``hand_size(seat)`` -- how many cards a hand holds (known or not).
 - ``hand_sizes()`` -- every hand's size, by seat.

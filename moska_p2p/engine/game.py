@@ -24,7 +24,7 @@ over it, so a rule is found where it acts and every field in one place:
 * :mod:`.movegen` -- legal moves, counted and sampled (C5, C6);
 * :mod:`.play` -- each move's checks and effect (``play``, ``play_unchecked``);
 * this module -- :class:`Game`, the public object: it keeps its state private and calls the
-  rules; outside code reads the state through read-only properties (lists as copies) and
+  rules; outside code reads the state through read-only properties (tuples, snapshots) and
   changes it through verbs only (``play``, ``reveal``, ``declare_lowest_trump``, ``show``).
   And :class:`View`, what one seat may see of a game; rebuilding a game from a view is
   :mod:`.knowledge`'s (the masked game, determinization).
@@ -52,7 +52,8 @@ The constants (phases, families, ...) live in :mod:`.constants` and the card-mas
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, SupportsIndex
 
 from mypy_extensions import mypyc_attr
@@ -144,8 +145,9 @@ class Game:
 
     Use :func:`moska_p2p.engine.new_game` to make one. ``play`` takes a :class:`Move` or its
     text; an illegal move raises :class:`IllegalMove` and leaves the game unchanged. Its
-    state is its own: outside code reads it through the properties below (lists come as
-    copies) and changes it only by playing, revealing and showing.
+    state is its own: outside code reads it through the properties below (a sequence comes
+    as a tuple, a snapshot no write can reach the game through) and changes it only by
+    playing, revealing and showing.
     """
 
     __slots__ = ("_state",)
@@ -366,64 +368,64 @@ class Game:
         return self._state.loser_seats
 
     @property
-    def history(self) -> list[tuple[int, Move]]:
-        """Every move so far, (seat, move), oldest first (a copy)."""
-        return list(self._state.history)
+    def history(self) -> tuple[tuple[int, Move], ...]:
+        """Every move so far, (seat, move), oldest first."""
+        return tuple(self._state.history)
 
     @property
-    def stock(self) -> list[int]:
-        """The stock's deck positions, bottom first (a copy)."""
-        return list(self._state.stock)
+    def stock(self) -> tuple[int, ...]:
+        """The stock's deck positions, bottom first."""
+        return tuple(self._state.stock)
 
     @property
-    def face(self) -> list[int]:
-        """The card at each deck position, -1 while unknown (a copy)."""
-        return list(self._state.face)
+    def face(self) -> tuple[int, ...]:
+        """The card at each deck position, -1 while unknown."""
+        return tuple(self._state.face)
 
     @property
-    def pos_of(self) -> list[int]:
-        """The deck position of each card, -1 while unknown (a copy)."""
-        return list(self._state.pos_of)
+    def pos_of(self) -> tuple[int, ...]:
+        """The deck position of each card, -1 while unknown."""
+        return tuple(self._state.pos_of)
 
     @property
-    def public(self) -> list[bool]:
-        """Per deck position, whether it was turned face up for everyone (a copy)."""
-        return list(self._state.public)
+    def public(self) -> tuple[bool, ...]:
+        """Per deck position, whether it was turned face up for everyone."""
+        return tuple(self._state.public)
 
     @property
-    def hands(self) -> list[int]:
-        """The known cards of each hand, as masks (a copy)."""
-        return list(self._state.hands)
+    def hands(self) -> tuple[int, ...]:
+        """The known cards of each hand, as masks."""
+        return tuple(self._state.hands)
 
     @property
-    def shown(self) -> list[int]:
-        """The cards of each hand everyone knows, as masks (a copy)."""
-        return list(self._state.shown)
+    def shown(self) -> tuple[int, ...]:
+        """The cards of each hand everyone knows, as masks."""
+        return tuple(self._state.shown)
 
     @property
-    def hidden(self) -> list[list[int]]:
-        """The positions of each hand's unknown cards (a copy)."""
-        return [list(slots) for slots in self._state.hidden]
+    def hidden(self) -> tuple[tuple[int, ...], ...]:
+        """The positions of each hand's unknown cards."""
+        return tuple(tuple(slots) for slots in self._state.hidden)
 
     @property
-    def hidden_owner(self) -> dict[int, int]:
-        """Each unknown position in a hand, and the seat holding it (a copy)."""
-        return dict(self._state.hidden_owner)
+    def hidden_owner(self) -> Mapping[int, int]:
+        """Each unknown position in a hand, and the seat holding it."""
+        return MappingProxyType(dict(self._state.hidden_owner))
 
     @property
-    def out(self) -> list[bool]:
-        """Per seat, whether it is out of the game (M13, D10, MM7) (a copy)."""
-        return list(self._state.out)
+    def out(self) -> tuple[bool, ...]:
+        """Per seat, whether it is out of the game (M13, D10, MM7)."""
+        return tuple(self._state.out)
 
     @property
-    def tab_a(self) -> list[int]:
-        """The bout's attack cards, in the order laid (a copy)."""
-        return list(self._state.tab_a)
+    def tab_a(self) -> tuple[int, ...]:
+        """The bout's attack cards, in the order laid."""
+        return tuple(self._state.tab_a)
 
     @property
-    def tab_k(self) -> list[int]:
-        """Their killing cards, -1 while live (a copy)."""
-        return list(self._state.tab_k)
+    def tab_k(self) -> tuple[int, ...]:
+        """Their killing cards, -1 while live."""
+        return tuple(self._state.tab_k)
 
     # ------------------------------------------------------------------ public properties
 

@@ -41,17 +41,21 @@ def _played(preset: str, seed: int, moves: int) -> Game:
 
 
 @pytest.mark.parametrize(
-    "name", ["face", "pos_of", "hands", "shown", "out", "stock", "history", "public", "tab_a"]
+    "name",
+    ["face", "pos_of", "hands", "shown", "out", "stock", "history", "public", "tab_a", "tab_k"],
 )
-def test_a_list_read_from_a_game_is_a_copy(name: str) -> None:
+def test_a_sequence_read_from_a_game_is_a_snapshot_no_write_reaches(name: str) -> None:
     g = _played("moska", 3, 12)
+    assert g.tab_a, "a bout under way: every sequence has something in it"
     before = g.state_hash()
-    listed = getattr(g, name)
-    kept = list(listed)
-    listed.clear()
-    listed.append(-7)
-    assert getattr(g, name) == kept
+    snapshot = getattr(g, name)
+    assert isinstance(snapshot, tuple)
+    with pytest.raises(TypeError):
+        snapshot[0] = -7  # type: ignore[index]
     assert g.state_hash() == before
+    kept = list(snapshot)
+    g.play(g.legal_moves()[0])
+    assert list(snapshot) == kept  # the game moving on does not reach it either
 
 
 def test_no_field_of_a_game_can_be_assigned() -> None:
@@ -61,13 +65,13 @@ def test_no_field_of_a_game_can_be_assigned() -> None:
             setattr(g, name, 0)
 
 
-def test_hidden_lists_are_copies_too() -> None:
+def test_the_hidden_places_read_from_a_game_take_no_write() -> None:
     g = new_hidden_game("moska", 4, dealer=0)
-    hidden = g.hidden
-    assert [len(h) for h in hidden] == [6, 6, 6, 6]
-    hidden[1].clear()
-    g.hidden_owner.clear()
     assert [len(h) for h in g.hidden] == [6, 6, 6, 6]
+    with pytest.raises(AttributeError):
+        g.hidden[1].clear()  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        g.hidden_owner[0] = 3  # type: ignore[index]
     assert len(g.hidden_owner) == 24
 
 

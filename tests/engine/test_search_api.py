@@ -26,7 +26,7 @@ METHODS = (
 ATTRIBUTES = (
     "to_act_seat",
     "is_over",
-    "losers",
+    "loser_seats",
     "loser",
     "n",
     "rules",
@@ -116,7 +116,7 @@ def test_phase_and_family_constants_match_the_game() -> None:
         g.play_unchecked(g.random_move(rng))
         assert copy.state_hash() != g.state_hash()
     assert g.phase == engine.OVER
-    assert (g.loser in g.losers) if g.losers else g.loser is None
+    assert (g.loser in g.loser_seats) if g.loser_seats else g.loser is None
 
 
 def test_copy_is_independent_in_every_field() -> None:
