@@ -5,6 +5,17 @@
 >>> g.play(g.legal_moves()[0]) is not None
 True
 
+How it is built
+---------------
+
+:class:`Game` is the one public object. It holds a :class:`~.state.GameState` record
+privately; the rules are modules of functions over that record (:mod:`.deal`, :mod:`.flow`,
+:mod:`.movegen`, :mod:`.play`), which :class:`Game`'s methods call. A field is declared in
+one place and a rule found by its module, not by walking a chain of base classes; outside
+the engine the state is read through read-only properties (a sequence as a tuple, a
+snapshot) and changed only through verbs (``play``, ``reveal``, ``declare_lowest_trump``,
+``show``).
+
 Search API
 ----------
 
@@ -26,9 +37,9 @@ State:
 
 - ``to_act_seat`` -- the seat to act, ``-1`` when the game is over or waits for a reveal.
 - ``is_over`` -- True once the game has ended.
-- ``losers`` -- the losing seats as a list (a whole team in durak-teams), empty on a draw.
-- ``loser_seats`` -- the same as a tuple (the stored attribute ``losers`` copies).
-- ``loser`` -- the one losing seat, ``None`` on a draw or while the game goes on.
+- ``loser_seats`` -- the losing seats (a whole team in durak-teams), empty on a draw.
+- ``loser`` -- the one seat that lost and deals next (M24): in durak-teams the partner still
+  holding cards; ``None`` on a draw or while the game goes on.
 - ``n`` -- the number of seats.
 - ``rules`` -- the :class:`Rules` of the table (preset, options).
 - ``family`` -- the preset's family as an int: ``F_MOSKA``, ``F_DURAK``, ``F_MUSTAMAIJA``,
@@ -36,10 +47,9 @@ State:
 - ``phase`` -- the decision the seat to act faces as an int: ``OPEN``, ``DEFEND``,
   ``THROW_IN``, ``GIVE``, ``FORCED_KILL``, ``EXCHANGE_ROUND``, ``TWOS``, ``WAITING``,
   ``OVER`` (``DECISIONS[phase]`` is its name, RULES C5).
-- ``trump`` -- the trump suit as an int, ``-1`` before it is turned (MM2, K1);
-  ``trump_suit`` is the same with ``None`` for ``-1``.
-- ``stock`` -- the stock as a list of deck positions (bottom first); ``len(stock)`` is its
-  size; ``stock_size`` the same as a property.
+- ``trump`` -- the trump suit as an int, ``-1`` before it is turned (MM2, K1).
+- ``stock_size`` -- how many cards are left in the stock (``stock``, its deck positions,
+  bottom first, where a search needs the positions).
 - ``hand_mask(seat)`` -- the known cards of a hand as a bitmask.
 - ``hand_size(seat)`` -- how many cards a hand holds (known or not).
 - ``hand_sizes()`` -- every hand's size, by seat.

@@ -61,7 +61,7 @@ def encode_public_state(game: GameState) -> bytes:
     v(out, game.bout_number)
     v(out, game.trump + 1)
     v(out, game.indicator + 1)
-    v(out, int(game._exch_pos >= 0))  # Game.exchange_open
+    v(out, int(game.exchange_pos >= 0))  # Game.exchange_open
     # The stock: its size, then every face-up card in it by its place from the bottom.
     stock = game.stock
     v(out, len(stock))
@@ -71,14 +71,14 @@ def encode_public_state(game: GameState) -> bytes:
         v(out, i)
         v(out, card + 1)
     for seat in range(game.n):
-        v(out, game._size(seat))  # Game.hand_size
+        v(out, game.hand_size(seat))  # Game.hand_size
         v(out, game.shown[seat])
         v(out, int(game.out[seat]))
     v(out, len(game.tab_a))
     for a, k in zip(game.tab_a, game.tab_k, strict=True):
         v(out, a)
         v(out, k + 1)
-    for flags in (game._begged, game._own_twos):  # Game.begged_flags, own_twos_flags
+    for flags in (game.begged, game.own_twos):  # Game.begged_flags, own_twos_flags
         v(out, sum(1 << i for i, flag in enumerate(flags) if flag))
     v(out, game.bout_count)
     v(out, min(game.bout_limit, 1 << 20))

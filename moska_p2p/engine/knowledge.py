@@ -36,18 +36,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..cards import NUM_CARDS, cards_list
 from .cardsets import BEAT
 from .constants import F_MUSTAMAIJA, W_DEAL_TRUMP
 from .errors import HiddenCardError
+from .state import GameState
 
 if TYPE_CHECKING:
     from .moves import Move
-    from .state import GameState
-
-G = TypeVar("G", bound="GameState")
 
 Snapshot = tuple[Any, ...]
 """The public fields of a game a view keeps, in the order :func:`public_snapshot` lists."""
@@ -72,8 +70,12 @@ class Seen(Protocol):
     out: list[bool]
     bout_limit: int
     bout_count: int
-    _history: tuple[tuple[int, Move], ...]
-    _state: Snapshot
+
+    @property
+    def history(self) -> list[tuple[int, Move]]: ...
+
+    @property
+    def snapshot(self) -> Snapshot: ...
 
 
 class DeterminizeError(HiddenCardError):
@@ -87,7 +89,6 @@ def public_snapshot(game: GameState, seat: int) -> Snapshot:
     game goes on changing its own); no face, no position of a hand's card, no reveal log.
     Other hands' shown cards are the view's ``known_mask``; only this seat's are here."""
     return (
-        type(game),  # the class to rebuild (a reference, no data): no import cycle here
         game.rules,
         game.first_game,
         game.phase,
@@ -101,14 +102,14 @@ def public_snapshot(game: GameState, seat: int) -> Snapshot:
         game.picked,
         game.oidx,
         game.passes,
-        game._exch_pos,
-        game._awaiting,
+        game.exchange_pos,
+        game.waiting_for,
         game.loser_seats,
         game.order[:],
-        game._begged[:],
-        game._own_twos[:],
-        game._twos_layers[:],
-        game._pending_public[:],
+        game.begged[:],
+        game.own_twos[:],
+        game.twos_layers[:],
+        game.pending_public[:],
         game.stock[:],
         game.public[:],
         game.shown[seat],
@@ -119,7 +120,6 @@ def masked_game(view: Seen) -> tuple[GameState, int]:
     """The game as ``view.seat``'s own engine would hold it, rebuilt from the view alone,
     and the mask of the cards that seat cannot place (see the module docstring)."""
     (
-        game_class,
         rules,
         first_game,
         phase,
@@ -144,10 +144,10 @@ def masked_game(view: Seen) -> tuple[GameState, int]:
         stock,
         public_flags,
         own_shown,
-    ) = view._state
+    ) = view.snapshot
     seat, n = view.seat, view.players
-    g: GameState = game_class.__new__(game_class)
-    g._set_table(rules, n, view.dealer, first_game)
+    g = GameState()
+    g.set_table(rules, n, view.dealer, first_game)
     size = rules.pack_size
     # The known places: this hand, what others showed (M4, M12, M22, D3), the table, the
     # discard, M22's turned card, and the face-up cards of the stock.
@@ -213,17 +213,17 @@ def masked_game(view: Seen) -> tuple[GameState, int]:
     g.out = list(view.out)
     g.tab_a = tab_a
     g.tab_k = tab_k
-    g._begged = list(begged)
-    g._own_twos = list(own_twos)
-    g._twos_layers = list(twos_layers)
-    g._pending_public = list(pending_public)
+    g.begged = list(begged)
+    g.own_twos = list(own_twos)
+    g.twos_layers = list(twos_layers)
+    g.pending_public = list(pending_public)
     g.live = live
     g.discard = view.discard_mask
     g.picked = picked
     g.trump = view.trump_suit
     g.indicator = view.trump_card_code
-    g._exch_pos = exch_pos
-    g._beat = BEAT[g.trump, g.family == F_MUSTAMAIJA] if g.trump >= 0 else ()
+    g.exchange_pos = exch_pos
+    g.beaters = BEAT[g.trump, g.family == F_MUSTAMAIJA] if g.trump >= 0 else ()
     g.turned = turned
     g.transfer_shown = transfer_shown
     g.bout_count = view.bout_count
@@ -238,9 +238,9 @@ def masked_game(view: Seen) -> tuple[GameState, int]:
     g.defender = view.defender
     g.phase = phase
     g.to_act_seat = to_act_seat
-    g.history = list(view._history)
+    g.history = view.history
     g.loser_seats = loser_seats
-    g._awaiting = awaiting
+    g.waiting_for = awaiting
     g.reveal_log = None
     g.stock = list(stock)
     pack = ((1 << NUM_CARDS) - 1) & ~((1 << (rules.lowest_rank * 4)) - 1)
@@ -255,12 +255,12 @@ def _stock_cards(view: Seen) -> int:
 
 
 def determinize(
-    masked: G,
+    masked: GameState,
     unknown: int,
     seat: int,
     rng: random.Random,
     hands: Sequence[int] | None = None,
-) -> G:
+) -> GameState:
     """A full-information copy of ``masked`` (from :func:`masked_game`): the cards of
     ``unknown`` shuffled with ``rng`` and dealt to the hidden slots of the other hands, seat
     by seat, then to the face-down stock, bottom first.
@@ -279,7 +279,7 @@ def determinize(
             f"seat {seat}'s own hand holds {len(masked.hidden[seat])} card(s) it has not seen"
             " yet: a view is determinized only once its seat knows its own hand"
         )
-    if masked._awaiting is not None or masked._pending_public:
+    if masked.waiting_for is not None or masked.pending_public:
         raise DeterminizeError(
             "the game waits for a card to be revealed and no seat is to act: determinize a"
             " view taken when a seat is to act"
@@ -316,7 +316,9 @@ def determinize(
     return g
 
 
-def _determinize_dealt(masked: G, unknown: int, rng: random.Random, hands: Sequence[int]) -> G:
+def _determinize_dealt(
+    masked: GameState, unknown: int, rng: random.Random, hands: Sequence[int]
+) -> GameState:
     """:func:`determinize` with the hands' hidden cards given (checked against the view)."""
     if len(hands) != masked.n:
         raise DeterminizeError(f"a deal names {masked.n} hands, not {len(hands)}")

@@ -99,7 +99,7 @@ class Reveals:
                 continue
             card = self.open(pos, keys, peer, frame)
             del self.want_face[pos]
-            if g.face[pos] < 0:
+            if g.card_at(pos) < 0:
                 g.reveal(pos, card)
             if target == -1:
                 self.claim_book.seen.add(card)
@@ -110,13 +110,7 @@ class Reveals:
         """The positions in ``seat``'s hand whose faces are not public (the same set at
         every peer, the seat's own included)."""
         g, _ = self._table()
-        out = {pos for pos, owner in g.hidden_owner.items() if owner == seat}
-        private = g.hands[seat] & ~g.shown[seat]
-        while private:
-            low = private & -private
-            out.add(g.pos_of[low.bit_length() - 1])
-            private ^= low
-        return out
+        return g.private_positions(seat)
 
     def shown_card(
         self, peer: Peer, seat: int, pos: int, key: bytes, frame: bytes, kind: str
@@ -125,7 +119,8 @@ class Reveals:
         g, deck = self._table()
         if pos >= self.host.size:
             raise Violation(kind, peer.key, f"deck position {pos} is beyond the deck", (frame,))
-        public_in_hand = g.face[pos] >= 0 and g.hands[seat] >> g.face[pos] & 1  # e.g. the trump
+        face = g.card_at(pos)
+        public_in_hand = face >= 0 and g.hand_mask(seat) >> face & 1  # e.g. the trump
         if not public_in_hand and pos not in self.face_down(seat):
             raise Violation(kind, peer.key, f"deck position {pos} is not in its hand", (frame,))
         if not deck.key_is_valid(seat, pos, key):
@@ -145,7 +140,7 @@ class Reveals:
         a card not seen elsewhere; if not, the proofs failed us: name who sent the keys."""
         g, deck = self._table()
         card = deck.open(pos, keys)
-        if card is None or (g.pos_of[card] >= 0 and g.pos_of[card] != pos):
+        if card is None or g.position_of(card) not in (-1, pos):
             sender = peer.key if peer is not None else b""
             what = "no card" if card is None else f"{CARD_TEXT[card]}, seen twice"
             raise Violation(v.BAD_CARD, sender, f"position {pos} opened to {what}", (frame,))
@@ -155,7 +150,7 @@ class Reveals:
         """``seat`` showed ``card`` at ``pos`` with its key: everyone knows it now; a D3
         denial it refutes is a verdict (claims.py)."""
         g, deck = self._table()
-        if g.face[pos] < 0:
+        if g.card_at(pos) < 0:
             g.reveal(pos, card)
         deck.add_key(seat, pos, key)
         denial = self.claim_book.shown(pos, card)
@@ -173,5 +168,5 @@ class Reveals:
         """A card shown with its key that stays in the hand (a disclosure, a refuted
         denial) is public from now on, like a card taken from the table."""
         g, _ = self._table()
-        if g.hands[seat] >> card & 1:
-            g.shown[seat] |= 1 << card
+        if g.hand_mask(seat) >> card & 1:
+            g.show(seat, card)

@@ -26,22 +26,6 @@ PACKAGE = Path(__file__).resolve().parents[2] / "moska_p2p"
 
 KNOWN: set[tuple[str, str]] = {
     # (module, name).
-    # the engine's encoding and knowledge read a game's private slots (the engine's owner
-    # gives them verbs):
-    ("moska_p2p.engine.encoding", "_begged"),
-    ("moska_p2p.engine.encoding", "_exch_pos"),
-    ("moska_p2p.engine.encoding", "_own_twos"),
-    ("moska_p2p.engine.encoding", "_size"),
-    ("moska_p2p.engine.knowledge", "_set_table"),
-    ("moska_p2p.engine.knowledge", "_awaiting"),
-    ("moska_p2p.engine.knowledge", "_beat"),
-    ("moska_p2p.engine.knowledge", "_begged"),
-    ("moska_p2p.engine.knowledge", "_exch_pos"),
-    ("moska_p2p.engine.knowledge", "_own_twos"),
-    ("moska_p2p.engine.knowledge", "_pending_public"),
-    ("moska_p2p.engine.knowledge", "_twos_layers"),
-    ("moska_p2p.engine.knowledge", "_history"),
-    ("moska_p2p.engine.knowledge", "_state"),
     # a command imports another command module's address parser:
     ("moska_p2p.cli.watch", "_parse_address"),
 }

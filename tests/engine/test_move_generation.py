@@ -69,13 +69,14 @@ def test_unlisted_moves_are_refused_and_leave_the_game_unchanged() -> None:
 
 
 def _big_opening(defender_cards: int) -> Game:
-    """Turamoska (limit=hand): an attacker with 30 cards opens against a large hand."""
+    """Turamoska (limit=hand): an attacker with 30 cards opens against a large hand (hands no
+    deal gives, so set in the game's state by hand)."""
     g = new_game("turamoska", 4, seed=1)
     rng = random.Random(5)
     hand = rng.sample(range(52), 30)
     rest = [c for c in range(52) if c not in hand]
-    g.hands[g.attacker] = sum(1 << c for c in hand)
-    g.hands[g.defender] = sum(1 << c for c in rest[:defender_cards])
+    g._state.hands[g.attacker] = sum(1 << c for c in hand)
+    g._state.hands[g.defender] = sum(1 << c for c in rest[:defender_cards])
     return g
 
 

@@ -43,7 +43,7 @@ def check_invariants(g: Game) -> None:
         assert g.shown[s] & ~g.hands[s] == 0, "a publicly known card left the hand"
         if g.rules.family != "durak" and g.out[s]:
             assert g.hand_size(s) == 0
-    if g.phase != OVER and g._limit_mode == L_SIX_OR_HAND and g.family != 3:
+    if g.phase != OVER and g._state.limit_mode == L_SIX_OR_HAND and g.family != 3:
         assert g.bout_count <= g.bout_limit, "M6/D5: more attack cards than the limit"
     if g.is_over:
         assert g.to_act is None

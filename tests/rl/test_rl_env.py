@@ -184,7 +184,7 @@ def test_the_raw_env_refuses_an_illegal_action_and_a_bad_table() -> None:
     e.reset(seed=2)
     mask = e.observe(e.agent_selection)["action_mask"]
     illegal = int(np.flatnonzero(mask == 0)[0])
-    history = list(e.game.history)
+    history = e.game.history  # a snapshot
     with pytest.raises(ValueError, match="not legal"):
         e.step(illegal)
     assert e.game.history == history  # nothing was played
