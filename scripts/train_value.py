@@ -94,7 +94,7 @@ def play_games(
             moves += 1
         if game.to_act_seat >= 0:
             continue
-        losers = set(game.losers)
+        losers = set(game.loser_seats)
         for values, seat in kept:
             features.append(np.asarray(values, dtype=np.float16))
             losses.append(

@@ -487,10 +487,10 @@ def _views() -> list[tuple[Any, list[Move]]]:
     game = new_game("moska", 3, seed=4)
     out = []
     for _ in range(12):
-        if game.is_over or game.to_act is None:
+        if game.is_over or game.to_act_seat < 0:
             break
         legal = game.legal_moves()
-        out.append((game.view(game.to_act), legal))
+        out.append((game.view(game.to_act_seat), legal))
         game.play(legal[len(legal) // 2])
     return out
 

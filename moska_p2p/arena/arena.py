@@ -512,8 +512,8 @@ def check_replay(data: dict[str, Any]) -> str | None:
         return "the game is over, yet saved as unfinished" if game.is_over else None
     if not game.is_over:
         return "the moves end before the game does"
-    if tuple(game.losers) != losers:
-        return f"the engine's losers are {list(game.losers)}, the saved ones {list(losers)}"
+    if game.loser_seats != losers:
+        return f"the engine's losers are {list(game.loser_seats)}, the saved ones {list(losers)}"
     return None
 
 

@@ -554,7 +554,7 @@ class IsmctsBot(BaseBot):
             if timed_out:
                 break
             if game.to_act_seat < 0 or net is None:
-                losers = game.losers if game.to_act_seat < 0 else _likely_losers(game)
+                losers = list(game.loser_seats) if game.to_act_seat < 0 else _likely_losers(game)
                 for n in path[1:]:
                     n.visits += 1
                     if n.seat not in losers:

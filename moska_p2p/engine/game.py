@@ -430,20 +430,9 @@ class Game:
     # ------------------------------------------------------------------ public properties
 
     @property
-    def to_act(self) -> int | None:
-        """The seat to act, or ``None`` when the game is over (or waits for a reveal)."""
-        seat = self.to_act_seat
-        return seat if seat >= 0 else None
-
-    @property
     def is_over(self) -> bool:
         """True once the game has ended (a loser, or a draw)."""
         return self._state.phase == OVER
-
-    @property
-    def losers(self) -> list[int]:
-        """Every losing seat (a whole team in ``durak-teams``); empty on a draw."""
-        return list(self._state.loser_seats)
 
     @property
     def loser(self) -> int | None:
@@ -460,12 +449,6 @@ class Game:
     def stock_size(self) -> int:
         """How many cards are left in the stock."""
         return len(self._state.stock)
-
-    @property
-    def trump_suit(self) -> int | None:
-        """The trump suit, ``None`` before it is turned (MM2, K1)."""
-        trump = self._state.trump
-        return trump if trump >= 0 else None
 
     @property
     def trump_card(self) -> str | None:
@@ -581,7 +564,7 @@ class Game:
         return View(self, seat).determinize(rng)
 
     def __repr__(self) -> str:
-        state = "over" if self.is_over else f"seat {self.to_act} to {self.decision}"
+        state = "over" if self.is_over else f"seat {self.to_act_seat} to {self.decision}"
         return f"<Game {self.rules.preset} {self.n} players, {state}>"
 
 

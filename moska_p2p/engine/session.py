@@ -70,7 +70,7 @@ class Session:
         if game is not self._current:
             raise ValueError("record the game this session dealt last")
         self._current = None
-        losers = tuple(game.losers)
+        losers = game.loser_seats
         self.results.append(losers)
         for seat in range(self.players):
             if seat in losers:

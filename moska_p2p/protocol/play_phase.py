@@ -337,7 +337,7 @@ class PlayPhase:
         assert g is not None
         host = self.host
         self.final_hash = g.state_hash()
-        self.losers = tuple(g.losers)
+        self.losers = g.loser_seats
         host.enter(RESULT)
         if not host.is_observer:
             host.send(

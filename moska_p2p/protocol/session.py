@@ -189,8 +189,8 @@ class PeerSession:
         return (
             self.stage == PLAY
             and g is not None
-            and g.to_act is not None
-            and g.to_act == self.my_seat
+            and g.to_act_seat >= 0
+            and g.to_act_seat == self.my_seat
             and not g.hidden[self.my_seat]
         )
 
@@ -706,7 +706,7 @@ class PeerSession:
         losers, once the signed moves have ended the game (nothing anyone withholds, says or
         does afterwards can change that), and every convicted culprit."""
         g = self.game
-        decided = tuple(g.losers) if g is not None and g.is_over else ()
+        decided = g.loser_seats if g is not None and g.is_over else ()
         convicted = tuple(s for s in verdict.seats if s >= 0) if verdict.conviction else ()
         return decided + tuple(s for s in convicted if s not in decided)
 

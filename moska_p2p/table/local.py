@@ -208,7 +208,7 @@ def play_game(
                 referee.observe(_event(seat, move, decision))
             except Forfeit as failure:
                 return forfeit(failure, count + 1)
-    record.losers = tuple(game.losers)
+    record.losers = game.loser_seats
     record.move_count = count
     if not record_moves:
         record.moves = []

@@ -171,7 +171,7 @@ def play_session(
             # the person's record first: the session's score stays on the status line
             if record_file is not None:
                 try:
-                    tally = add_game(record_file, table.record_table, 0 in game.losers)
+                    tally = add_game(record_file, table.record_table, 0 in game.loser_seats)
                     person.say(record_line(table.record_table, tally))
                 except (RecordError, OSError) as error:
                     person.say(_("No record is kept: {reason}").format(reason=error))

@@ -97,7 +97,7 @@ def record_text(replay: Replay) -> str:
             headers.setdefault(key, value)
     for seat, name in enumerate(replay.names):
         headers[f"Seat{seat}"] = name
-    losers = list(last.losers) if last.is_over else list(replay.losers)
+    losers = list(last.loser_seats) if last.is_over else list(replay.losers)
     headers["Losers"] = " ".join(str(s) for s in losers)
     if last.is_over:
         lost = ", ".join(f"seat {s}" for s in losers) or "nobody (a draw)"

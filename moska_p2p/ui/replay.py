@@ -143,7 +143,7 @@ def replay_of_record(record: dict[str, object], source: str = "") -> Replay:
         headers["Termination"] = f"seat {forfeit} forfeited" + (f": {reason}" if reason else "")
     elif unfinished:
         headers["Termination"] = "unfinished (past the arena's --max-moves)"
-    losers = list(game.losers) if game.is_over else recorded  # a forfeit ends it early
+    losers = list(game.loser_seats) if game.is_over else recorded  # a forfeit ends it early
     replay = Replay(preset, names, states, moves, True, 0, source, losers)
     replay.headers = headers
     return replay
@@ -338,7 +338,7 @@ def frame_text(
         color=color,
         symbols=symbols,
         hands=hands,
-        losers=list(game.losers) if over else None,
+        losers=list(game.loser_seats) if over else None,
         you=-1,
         title=f"{replay.preset} replay",
         width=width,
@@ -352,7 +352,7 @@ def frame_text(
         shown = move_text(text, Style(color=False, symbols=symbols))
         what = f"move {step} of {total}: {replay.names[mover]} played {shown}"
     if over:
-        losers = ", ".join(replay.names[s] for s in game.losers) or "nobody (a draw)"
+        losers = ", ".join(replay.names[s] for s in game.loser_seats) or "nobody (a draw)"
         what += f"; game over, lost: {losers}"
     table += f"\n{whose_view(replay, seat, open_hands)}"  # under the hand it speaks of
     if replay.warning:  # on every screen: an unverified file is never taken for a game

@@ -54,7 +54,7 @@ def watch_game(
             color=color,
             symbols=symbols,
             hands={s: game.hand(s) for s in range(game.n)},
-            losers=list(game.losers) if game.is_over else None,
+            losers=list(game.loser_seats) if game.is_over else None,
             status=status,
         )
 
@@ -103,7 +103,7 @@ def watch_game(
         elif not game.is_over:
             result = f"stopped after {max_moves} moves: the game did not finish"
         else:
-            losers = game.losers
+            losers = list(game.loser_seats)
             result = f"game over after {moves} moves; " + (
                 "a draw: nobody holds cards"
                 if not losers
@@ -127,7 +127,7 @@ def watch_game(
         watcher.join(5)
         say(render_table(game.view(0), names, color=color, symbols=symbols, you=-1,
                          hands={s: game.hand(s) for s in range(game.n)},
-                         losers=list(game.losers) if game.is_over else None))
+                         losers=list(game.loser_seats) if game.is_over else None))
     if result is not None:
         say(result)
     return result

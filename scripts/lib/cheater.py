@@ -54,7 +54,7 @@ def losing_seat(session: PeerSession) -> int | None:
 
 def decided_loser(session: PeerSession) -> bool:
     game = session.game
-    return game is not None and game.is_over and session.my_seat in game.losers
+    return game is not None and game.is_over and session.my_seat in game.loser_seats
 
 
 class Cheat:

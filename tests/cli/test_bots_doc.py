@@ -49,7 +49,7 @@ def test_a_kills_first_card_is_the_one_killed_and_the_second_the_killer() -> Non
         game.play(str(game.legal_moves()[0]))
     kill = kills[0]
     attacked, killer = (CARD_TEXT[c] for c in kill.cards)
-    seat = game.to_act
+    seat = game.to_act_seat
     assert seat is not None
     assert (attacked, None) in game.view(seat).table and killer in game.view(seat).hand
     assert str(kill) == f"kill {attacked} {killer}"

@@ -11,7 +11,9 @@ def run(g: Game, *steps: str) -> None:
     """Play ``"seat: move"`` steps, checking before each that this seat is the one to act."""
     for step in steps:
         seat, move = step.split(":", 1)
-        assert g.to_act == int(seat), f"before {step!r}: seat {g.to_act} acts ({g.decision})"
+        assert g.to_act_seat == int(seat), (
+            f"before {step!r}: seat {g.to_act_seat} acts ({g.decision})"
+        )
         g.play(move.strip())
 
 
@@ -22,7 +24,7 @@ def moves(g: Game, kind: str | None = None) -> set[str]:
 def state(g: Game) -> tuple[object, ...]:
     """Everything a refused move must leave unchanged."""
     return (
-        g.to_act,
+        g.to_act_seat,
         g.decision,
         [g.hand(s) for s in range(g.n)],
         g.table,

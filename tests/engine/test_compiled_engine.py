@@ -50,7 +50,7 @@ for preset in PRESETS:
                 move = rng.choice(game.legal_moves())
             game.play(move)
             digest.update(game.state_hash().encode())
-        digest.update(repr(game.losers).encode())
+        digest.update(repr(list(game.loser_seats)).encode())
 print(json.dumps({
     "digest": digest.hexdigest(),
     "implementation": engine.IMPLEMENTATION,

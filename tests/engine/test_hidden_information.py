@@ -68,7 +68,7 @@ def _cards_from_hand(full: Game, move: Move) -> list[int]:
 def _check_in_step(full: Game, engines: list[Game]) -> None:
     expected = full.state_hash()
     for seat, engine in enumerate(engines):
-        assert engine.to_act == full.to_act
+        assert engine.to_act_seat == full.to_act_seat
         assert engine.decision == full.decision
         assert engine.state_hash() == expected, f"seat {seat}'s engine left the full game"
         assert engine.hands[seat] == full.hands[seat]
@@ -88,7 +88,7 @@ def play_in_step(preset: str, players: int, seed: int, max_moves: int = 3000) ->
         _check_in_step(full, engines)
         if full.is_over:
             break
-        actor = full.to_act
+        actor = full.to_act_seat
         assert actor is not None
         legal = full.legal_moves()
         assert set(engines[actor].legal_moves()) == set(legal)
@@ -102,7 +102,7 @@ def play_in_step(preset: str, players: int, seed: int, max_moves: int = 3000) ->
         _deliver(full, engines)
     assert full.is_over
     for engine in engines:
-        assert engine.is_over and engine.losers == full.losers
+        assert engine.is_over and list(engine.loser_seats) == list(full.loser_seats)
     return full
 
 
@@ -126,11 +126,11 @@ def test_every_preset_in_step_with_four_players() -> None:
 def test_hidden_engine_waits_for_the_trump_indicator() -> None:
     """C4/M3: the indicator is a public reveal; until it comes nobody can act."""
     g = new_hidden_game("moska", 4, dealer=0)
-    assert g.to_act is None and not g.is_over
+    assert g.to_act_seat < 0 and not g.is_over
     assert g.awaiting == (24,)
     requests = g.take_reveal_requests()
     assert (24, -1) in requests
     assert sorted(pos for pos, seat in requests if seat == 1) == [0, 4, 8, 12, 16, 20]
     g.reveal(24, "7H")
     assert g.trump_card == "7H"
-    assert g.to_act == 1 and g.decision == "open"
+    assert g.to_act_seat == 1 and g.decision == "open"

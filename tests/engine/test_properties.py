@@ -46,13 +46,13 @@ def check_invariants(g: Game) -> None:
     if g.phase != OVER and g._state.limit_mode == L_SIX_OR_HAND and g.family != 3:
         assert g.bout_count <= g.bout_limit, "M6/D5: more attack cards than the limit"
     if g.is_over:
-        assert g.to_act is None
+        assert g.to_act_seat < 0
         holders = [s for s in range(g.n) if g.hand_size(s)]
-        assert set(g.losers) >= set(holders) or g.rules.teams
+        assert set(g.loser_seats) >= set(holders) or g.rules.teams
     else:
-        assert g.to_act is not None
-        assert not g.out[g.to_act]
-        assert g.legal_moves(), f"seat {g.to_act} has no move for its {g.decision}"
+        assert g.to_act_seat >= 0
+        assert not g.out[g.to_act_seat]
+        assert g.legal_moves(), f"seat {g.to_act_seat} has no move for its {g.decision}"
 
 
 def _players(preset: str, wanted: int) -> int:

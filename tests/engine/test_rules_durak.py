@@ -118,12 +118,12 @@ def test_d2_six_players_no_stock_dealer_keeps_the_indicator() -> None:
     assert g.hand(0) == ["QS", "KS", "AC", "AD", "AH", "AS"]  # the indicator stays in hand
     assert [g.hand_size(s) for s in range(6)] == [6] * 6
     # D3 still applies: 6S is the lowest trump in any hand.
-    assert (g.to_act, g.decision, g.defender) == (1, "open", 2)
+    assert (g.to_act_seat, g.decision, g.defender) == (1, "open", 2)
 
 
 def test_d2_no_exchange_without_a_stock() -> None:
     g = six(first_game=True)
-    assert g.to_act == 1 and "6S" in g.hand(1)
+    assert g.to_act_seat == 1 and "6S" in g.hand(1)
     assert "exchange" not in moves(g)
     refused(g, "exchange", "no longer in the stock")
 
@@ -134,7 +134,7 @@ def test_d2_no_exchange_without_a_stock() -> None:
 def test_d3_first_game_lowest_trump_in_any_hand_attacks() -> None:
     # Trumps are hearts; 6H and 7H are in the stock, so 8H (seat 3) is the lowest in a hand.
     g = base(first_game=True)
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (3, "open", 3, 0)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (3, "open", 3, 0)
     assert "8H" in g.hand(3)  # shown, but it stays in hand
     assert g.hand_size(3) == 6
     assert moves(g) == {f"attack {c}" for c in g.hand(3)}  # not obliged to lead it
@@ -149,14 +149,14 @@ def test_d3_first_game_nobody_holds_a_trump_dealers_left_attacks() -> None:
     }
     g = deal(hands, dealer=2, indicator="AH", stock="6H 7H 8H", first_game=True)
     assert all(not c.endswith("H") for s in range(4) for c in g.hand(s))
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (3, "open", 3, 0)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (3, "open", 3, 0)
 
 
 def test_d3_later_game_dealers_left_attacks() -> None:
     g = base(first_game=False)  # seat 3 holds the lowest trump, yet seat 1 opens
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (1, "open", 1, 2)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (1, "open", 1, 2)
     g = base(first_game=False, dealer=2)
-    assert (g.to_act, g.attacker, g.defender) == (3, 3, 0)
+    assert (g.to_act_seat, g.attacker, g.defender) == (3, 3, 0)
 
 
 # ---------------------------------------------------------------------------------- D4
@@ -181,7 +181,7 @@ def test_d4_throw_in_ranks_include_the_beating_cards() -> None:
     run(g, "1: attack 8C")
     assert moves(g) == {"kill 8C JC", "kill 8C 10H", "take"}
     run(g, "2: kill 8C JC")
-    assert (g.to_act, g.decision) == (1, "throw-in")
+    assert (g.to_act_seat, g.decision) == (1, "throw-in")
     # 8 is the attack rank, J the beating card's rank; 9C, 6S and 7S are refused.
     assert moves(g) == {"attack 8D", "attack JD", "attack 8D JD", "pass"}
     refused(g, "attack 9C", "rank")
@@ -190,7 +190,7 @@ def test_d4_throw_in_ranks_include_the_beating_cards() -> None:
 def test_d4_no_throw_in_while_a_live_card_is_on_the_table() -> None:
     g = base()
     run(g, "1: attack 8C")
-    assert (g.to_act, g.decision) == (2, "defend")
+    assert (g.to_act_seat, g.decision) == (2, "defend")
     before = state(g)
     with pytest.raises(IllegalMove):
         g.play("attack 8D", seat=1)  # the attacker may not add to a live card
@@ -202,19 +202,19 @@ def test_d4_no_throw_in_while_a_live_card_is_on_the_table() -> None:
 def test_d4_priority_order_principal_attacker_then_clockwise_from_defenders_left() -> None:
     g = base()
     run(g, "1: attack 8C", "2: kill 8C JC", "1: pass")
-    assert (g.to_act, g.decision) == (3, "throw-in")  # the defender's left
+    assert (g.to_act_seat, g.decision) == (3, "throw-in")  # the defender's left
     assert moves(g) == {"attack 8H", "pass"}
     run(g, "3: attack 8H")
-    assert (g.to_act, g.decision) == (2, "defend")  # the defender acts after any card
+    assert (g.to_act_seat, g.decision) == (2, "defend")  # the defender acts after any card
     assert moves(g) == {"kill 8H 10H", "take"}
     run(g, "2: kill 8H 10H")
     # The next round starts again with the principal attacker.
-    assert (g.to_act, g.decision) == (1, "throw-in")
+    assert (g.to_act_seat, g.decision) == (1, "throw-in")
     assert moves(g) == {"attack 8D", "attack JD", "attack 8D JD", "pass"}
     run(g, "1: pass")
-    assert (g.to_act, moves(g)) == (3, {"pass"})  # asked although it holds nothing useful
+    assert (g.to_act_seat, moves(g)) == (3, {"pass"})  # asked although it holds nothing useful
     run(g, "3: pass")
-    assert g.to_act == 0
+    assert g.to_act_seat == 0
     assert moves(g) == {"attack 10C", "attack 10S", "attack 10C 10S", "pass"}  # 10 via 10H
     run(g, "0: pass")
     assert g.table == [] and g.discard_size == 4
@@ -233,14 +233,14 @@ def test_d5_at_most_six_attack_cards_and_then_no_throw_in_round() -> None:
     run(g, "2: kill 7D 9D")
     # Six attack cards: the bout is beaten off at once, although seats 3 (7H) and 4 could add.
     assert g.table == [] and g.discard_size == 12
-    assert (g.to_act, g.decision) == (3, "open")
+    assert (g.to_act_seat, g.decision) == (3, "open")
 
 
 def test_d5_six_is_the_cap_even_for_a_bigger_hand() -> None:
     g = deal({1: "6C 7C 8C 9C 10C JC", 0: "6D 7D 8D 9D 10D JD"}, players=2, indicator="AH")
     run(g, "1: attack 6C", "0: take", "1: pass")
     assert g.hand_size(0) == 7 and g.hand_size(1) == 6  # the attacker refilled
-    assert (g.to_act, g.attacker, g.defender) == (1, 1, 0)  # the taker is attacked again
+    assert (g.to_act_seat, g.attacker, g.defender) == (1, 1, 0)  # the taker is attacked again
     assert g.bout_limit == 6
 
 
@@ -265,7 +265,7 @@ def five_player_two_bouts() -> Game:
     run(g, "2: attack 9C")
     assert g.hand_size(2) == 5 and g.stock_size == 4  # D7: nobody draws during the bout
     run(g, "3: kill 9C JC", "2: attack 9D", "3: take")
-    assert (g.to_act, g.decision) == (2, "give")
+    assert (g.to_act_seat, g.decision) == (2, "give")
     run(g, "2: pass", "4: attack JD", "0: attack 9H JH", "1: attack 9S")
     return g
 
@@ -285,7 +285,7 @@ def test_d7_refill_principal_attacker_first_clockwise_defender_last() -> None:
 def test_d5_limit_is_the_defenders_hand_when_the_bout_opened() -> None:
     g = five_player_two_bouts()
     # Seat 3 took, so seat 4 attacks seat 0, who holds five cards: at most five attack cards.
-    assert (g.to_act, g.attacker, g.defender) == (4, 4, 0)
+    assert (g.to_act_seat, g.attacker, g.defender) == (4, 4, 0)
     assert g.bout_limit == 5
     run(g, "4: attack 7C", "0: kill 7C KC")
     offered = {m for m in moves(g, "attack")}
@@ -294,7 +294,7 @@ def test_d5_limit_is_the_defenders_hand_when_the_bout_opened() -> None:
     refused(g, "attack 7D 7H 7S KD KH", "allows 4")
     run(g, "4: attack 7D 7H 7S KD", "0: take")
     # Five cards reached the limit: no giving round; seat 0 picks up all six table cards.
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (1, "open", 1, 2)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (1, "open", 1, 2)
     assert g.hand_size(0) == 4 + 6
 
 
@@ -318,7 +318,7 @@ def test_d5_first_bout_limit_five() -> None:
     refused(g, "attack 7D 7H 7S KD KH", "allows 4")
     run(g, "1: attack 7D 7H 7S KD", "2: take")  # five cards: no giving round
     # Only the first bout of the game is capped at five.
-    assert (g.to_act, g.decision, g.defender) == (3, "open", 0)
+    assert (g.to_act_seat, g.decision, g.defender) == (3, "open", 0)
     assert g.bout_limit == 6
 
 
@@ -328,11 +328,11 @@ def test_d5_first_bout_limit_five() -> None:
 def test_d6_take_giving_round_then_defender_takes_every_card_on_the_table() -> None:
     g = base()
     run(g, "1: attack 8C", "2: kill 8C JC", "1: attack 8D", "2: take")
-    assert (g.to_act, g.decision) == (1, "give")
+    assert (g.to_act_seat, g.decision) == (1, "give")
     assert g.table == [("8C", "JC"), ("8D", None)]  # the beaten pair stays on the table
     assert moves(g) == {"attack JD", "pass"}  # J counts: it beat 8C
     run(g, "1: attack JD")
-    assert (g.to_act, moves(g)) == (3, {"attack 8H", "pass"})
+    assert (g.to_act_seat, moves(g)) == (3, {"attack 8H", "pass"})
     run(g, "3: attack 8H", "0: pass", "1: pass", "3: pass")
     assert g.table == []
     assert g.discard_size == 0  # nothing was discarded: the beaten pair was picked up too
@@ -342,7 +342,7 @@ def test_d6_take_giving_round_then_defender_takes_every_card_on_the_table() -> N
 def test_d6_defender_may_not_kill_during_the_giving_round() -> None:
     g = base()
     run(g, "1: attack 8C", "2: take")
-    assert g.to_act == 1
+    assert g.to_act_seat == 1
     refused(g, "kill 8C JC", "not possible now")
     with pytest.raises(IllegalMove):
         g.play("kill 8C JC", seat=2)
@@ -378,7 +378,7 @@ def test_d8_exchange_the_six_of_trumps_dealt_to_you() -> None:
     assert "exchange" in moves(g)
     run(g, "1: exchange")
     # The exchange is not the seat's move: it still opens.
-    assert (g.to_act, g.decision) == (1, "open")
+    assert (g.to_act_seat, g.decision) == (1, "open")
     assert g.hand(1) == ["7C", "8C", "9C", "10C", "JC", "KH"]
     assert g.trump_card == "6H"
     assert g.stock_size == 12
@@ -390,7 +390,7 @@ def test_d8_no_exchange_with_a_picked_up_six() -> None:
     run(g, "1: attack 6H", "2: take", "1: pass", "3: pass", "0: pass")
     assert "6H" in g.hand(2) and g.stock_size > 0
     run(g, "3: attack 6S", "0: kill 6S 7S", "3: pass", "1: pass")
-    assert (g.to_act, g.decision) == (2, "throw-in")
+    assert (g.to_act_seat, g.decision) == (2, "throw-in")
     assert "exchange" not in moves(g)
     refused(g, "exchange", "picked up")
 
@@ -401,10 +401,10 @@ def test_d8_exchange_the_six_of_trumps_drawn() -> None:
     run(g, "1: attack 7C", "2: kill 7C 7H", "1: pass", "3: pass", "0: pass")
     assert "6H" in g.hand(1)  # drawn from the top of the stock
     run(g, "2: attack 8D", "3: kill 8D KD", "2: pass", "0: pass")
-    assert (g.to_act, g.decision) == (1, "throw-in")
+    assert (g.to_act_seat, g.decision) == (1, "throw-in")
     assert "exchange" in moves(g)
     run(g, "1: exchange")
-    assert (g.to_act, g.decision) == (1, "throw-in")
+    assert (g.to_act_seat, g.decision) == (1, "throw-in")
     assert "KH" in g.hand(1) and "6H" not in g.hand(1)
     assert g.trump_card == "6H"
 
@@ -416,7 +416,7 @@ def test_d8_durak_52_exchanges_the_two_of_trumps() -> None:
     assert g.hand(1) == ["6H", "7C", "8C", "9C", "10C", "KH"]
     assert g.trump_card == "2H"
     g = deal({3: "2H 6H 7C 8C 9C 10C"}, preset="durak-52", indicator="KH")
-    assert g.to_act == 1 and "exchange" not in moves(g)
+    assert g.to_act_seat == 1 and "exchange" not in moves(g)
 
 
 # ---------------------------------------------------------------------------------- D9
@@ -425,7 +425,7 @@ def test_d8_durak_52_exchanges_the_two_of_trumps() -> None:
 def test_d9_defender_who_held_attacks_next() -> None:
     g = base()
     run(g, "1: attack 8C", "2: kill 8C JC", "1: pass", "3: pass", "0: pass")
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (2, "open", 2, 3)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (2, "open", 2, 3)
 
 
 def test_d9_defender_who_took_is_skipped() -> None:
@@ -433,7 +433,7 @@ def test_d9_defender_who_took_is_skipped() -> None:
     run(g, "1: attack 8C", "2: take", "1: pass", "3: attack 8H", "0: pass", "1: pass")
     run(g, "3: pass")
     assert g.hand_size(2) == 8
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (3, "open", 3, 0)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (3, "open", 3, 0)
 
 
 # --------------------------------------------------------------------------------- D10
@@ -448,11 +448,11 @@ def six_after_two_bouts() -> Game:
     run(g, "2: kill 6D 8D", "2: kill 6H 8H", "2: kill 6S 8S", "2: kill 7C 8C", "2: kill 7D 9D")
     assert g.is_out(1) and g.is_out(2)
     # The defender who held is out: the next seat still in attacks.
-    assert (g.to_act, g.attacker, g.defender) == (3, 3, 4)
+    assert (g.to_act_seat, g.attacker, g.defender) == (3, 3, 4)
     run(g, "3: attack 7H", "4: kill 7H 9S", "3: attack 9C 9H", "4: kill 9C 10S", "4: kill 9H JS")
     run(g, "3: attack 10C 10D 10H", "4: kill 10C JC", "4: kill 10D JD", "4: kill 10H JH")
     assert [g.is_out(s) for s in range(6)] == [False, True, True, True, True, False]
-    assert (g.to_act, g.attacker, g.defender) == (5, 5, 0)
+    assert (g.to_act_seat, g.attacker, g.defender) == (5, 5, 0)
     return g
 
 
@@ -466,8 +466,8 @@ def test_d10_the_last_player_holding_cards_is_the_fool() -> None:
     run(g, "5: attack QC", "0: kill QC KS", "5: attack QD QH KC KD KH", "0: kill QD AD")
     assert g.hand_size(5) == 0 and not g.is_over
     run(g, "0: take")  # seat 5 has no cards: nobody is asked to give
-    assert g.is_over and g.to_act is None and g.decision == "over"
-    assert g.loser == 0 and g.losers == [0]
+    assert g.is_over and g.to_act_seat < 0 and g.decision == "over"
+    assert g.loser == 0 and list(g.loser_seats) == [0]
     assert g.hand_size(0) == 12
 
 
@@ -477,10 +477,10 @@ def test_d10_nobody_holding_cards_is_a_draw_and_no_end_mid_bout() -> None:
     run(g, "0: kill QD AD", "0: kill QH AH", "0: kill KC AC", "0: kill KD QS")
     # Seat 5 is empty and seat 0 alone holds a card, yet the bout goes on (D10).
     assert not g.is_over
-    assert (g.to_act, g.decision, g.hand(0)) == (0, "defend", ["AS"])
+    assert (g.to_act_seat, g.decision, g.hand(0)) == (0, "defend", ["AS"])
     run(g, "0: kill KH AS")
     assert g.is_over
-    assert g.loser is None and g.losers == []
+    assert g.loser is None and list(g.loser_seats) == []
 
 
 # --------------------------------------------------------------------------------- D11
@@ -503,7 +503,7 @@ def test_d11_transfer_by_laying_a_card_of_the_attacks_rank() -> None:
     run(g, "1: attack 7C")
     assert moves(g) == {"kill 7C 9C", "kill 7C 7H", "take", "transfer 7D", "transfer 7H"}
     run(g, "2: transfer 7D")
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (3, "defend", 2, 3)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (3, "defend", 2, 3)
     assert g.table == [("7C", None), ("7D", None)]
     assert "7D" not in g.hand(2)
     assert g.bout_count == 2
@@ -518,7 +518,7 @@ def test_d11_transfer_needs_the_attacks_rank() -> None:
 def test_d11_no_transfer_once_a_card_is_beaten() -> None:
     g = perevod()
     run(g, "1: attack 7C", "2: transfer 7D", "3: kill 7C 8C")
-    assert (g.to_act, g.decision) == (3, "defend")
+    assert (g.to_act_seat, g.decision) == (3, "defend")
     assert "7S" in g.hand(3)
     assert moves(g, "transfer") == set()
     refused(g, "transfer 7S", "none beaten")
@@ -528,7 +528,7 @@ def test_d11_transfer_can_come_back_round_to_the_first_attacker() -> None:
     hands = {**PEREVOD_HANDS, 2: "7D 8H 8D 9C 9D 10D", 0: "KD AD KS AS 7H 9H"}
     g = deal(hands, preset="perevodnoy", indicator="AH")
     run(g, "1: attack 7C", "2: transfer 7D", "3: transfer 7S", "0: transfer 7H")
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (1, "defend", 0, 1)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (1, "defend", 0, 1)
     assert [a for a, _ in g.table] == ["7C", "7D", "7S", "7H"]
     assert g.bout_limit == 5  # seat 1's hand at the transfer
 
@@ -537,9 +537,9 @@ def test_d11_transferring_player_becomes_principal_attacker() -> None:
     g = perevod()
     run(g, "1: attack 7C", "2: transfer 7D", "3: kill 7C 8C", "3: kill 7D 10H")
     # Throw-in order: seat 2 (principal) first, then clockwise from seat 0, seat 1 last.
-    assert (g.to_act, g.decision) == (2, "throw-in")
+    assert (g.to_act_seat, g.decision) == (2, "throw-in")
     run(g, "2: pass", "0: pass", "1: pass")
-    assert (g.to_act, g.attacker, g.defender) == (3, 3, 0)  # the defender who held
+    assert (g.to_act_seat, g.attacker, g.defender) == (3, 3, 0)  # the defender who held
 
 
 def test_d11_plain_durak_has_no_transfer() -> None:
@@ -562,7 +562,7 @@ def test_d11_transfer_show_a_trump_keeps_the_card() -> None:
     assert moves(g, "transfer show") == {"transfer show 7H"}  # 7D is no trump
     refused(g, "transfer show 7D", "not a trump")
     run(g, "2: transfer show 7H")
-    assert (g.to_act, g.attacker, g.defender) == (3, 2, 3)
+    assert (g.to_act_seat, g.attacker, g.defender) == (3, 2, 3)
     assert g.table == [("7C", None)]
     assert "7H" in g.hand(2)
 
@@ -571,7 +571,7 @@ def test_d11_transfer_show_once_per_bout_per_player() -> None:
     hands = {1: "7C 7D 8C 9C 10C JC", 0: "7H 8D 9D 10D JD QD"}
     g = deal(hands, preset="perevodnoy", players=2, indicator="AH", transfer_show_trump="on")
     run(g, "1: attack 7C", "0: transfer show 7H", "1: transfer 7D")
-    assert (g.to_act, g.defender) == (0, 0)
+    assert (g.to_act_seat, g.defender) == (0, 0)
     assert "transfer show 7H" not in moves(g)
     assert "transfer 7H" in moves(g)  # laying it is still allowed
     refused(g, "transfer show 7H", "already")
@@ -594,7 +594,7 @@ def perevod_six(**kw: Any) -> Game:
     run(g, "5: pass", "1: pass", "2: pass", "3: pass", "4: pass")
     assert [g.hand_size(s) for s in range(6)] == [1, 6, 6, 2, 6, 5]
     run(g, "0: attack 7C", "1: transfer 7D")
-    assert (g.to_act, g.defender) == (2, 2)
+    assert (g.to_act_seat, g.defender) == (2, 2)
     return g
 
 
@@ -610,13 +610,13 @@ def test_d11_limit_counted_against_the_new_defender_after_a_shown_transfer() -> 
     g = perevod_six(transfer_show_trump="on")
     assert moves(g, "transfer show") == {"transfer show 7H"}  # the count stays at two
     run(g, "2: transfer show 7H")
-    assert (g.to_act, g.attacker, g.defender) == (3, 2, 3)
+    assert (g.to_act_seat, g.attacker, g.defender) == (3, 2, 3)
     assert g.bout_limit == 2
     run(g, "3: kill 7C 9C", "3: kill 7D 8H")
     # The limit of two is used up: no throw-in round; seats 0 and 3 are out, empty.
     assert g.table == []
     assert g.is_out(0) and g.is_out(3)
-    assert (g.to_act, g.attacker, g.defender) == (4, 4, 5)
+    assert (g.to_act_seat, g.attacker, g.defender) == (4, 4, 5)
 
 
 # --------------------------------------------------------------------------------- D12
@@ -647,19 +647,19 @@ def test_d12_partner_of_the_defender_never_throws_in() -> None:
     g = teams()
     assert (g.attacker, g.defender) == (1, 2)
     run(g, "1: attack 6C", "2: kill 6C 7S", "1: pass")
-    assert g.to_act == 3  # the attacker's partner may throw in
+    assert g.to_act_seat == 3  # the attacker's partner may throw in
     run(g, "3: pass")
     # Seat 0 holds 7H, a table rank, but is the defender's partner: never asked.
     assert g.table == [] and g.discard_size == 2
-    assert (g.to_act, g.attacker, g.defender) == (2, 2, 3)
+    assert (g.to_act_seat, g.attacker, g.defender) == (2, 2, 3)
 
 
 def test_d12_partner_of_the_defender_never_gives() -> None:
     g = teams()
     run(g, "1: attack 6C", "2: kill 6C 7S", "1: attack 6D 7C", "2: take")
-    assert (g.to_act, g.decision) == (1, "give")
+    assert (g.to_act_seat, g.decision) == (1, "give")
     run(g, "1: pass")
-    assert g.to_act == 3
+    assert g.to_act_seat == 3
     assert moves(g, "attack") == {
         "attack 6H",
         "attack 6S",
@@ -671,7 +671,7 @@ def test_d12_partner_of_the_defender_never_gives() -> None:
     }
     run(g, "3: pass")
     assert g.table == [] and g.hand_size(2) == 9  # seat 0 (7H) was never asked
-    assert (g.to_act, g.attacker, g.defender) == (3, 3, 0)
+    assert (g.to_act_seat, g.attacker, g.defender) == (3, 3, 0)
 
 
 def teams_after_bout_one() -> Game:
@@ -682,7 +682,7 @@ def teams_after_bout_one() -> Game:
     # Refill drained the stock: 1 drew JC JD QH, 3 drew JS KS AS, 2 the rest and QS last.
     assert g.stock_size == 0
     assert g.hand(2) == ["QC", "QD", "QS", "KC", "KD", "KH"]
-    assert (g.to_act, g.attacker, g.defender) == (2, 2, 3)
+    assert (g.to_act_seat, g.attacker, g.defender) == (2, 2, 3)
     return g
 
 
@@ -691,12 +691,12 @@ def test_d12_attack_skips_a_partner_to_the_next_opponent() -> None:
     run(g, "2: attack QC", "3: kill QC JS", "2: attack QD QS", "3: kill QD AD", "3: kill QS KS")
     run(g, "2: attack KC KD KH", "3: take")
     assert g.is_out(2) and not g.is_over
-    assert (g.to_act, g.attacker, g.defender) == (0, 0, 1)
+    assert (g.to_act_seat, g.attacker, g.defender) == (0, 0, 1)
     run(g, "0: attack 7H", "1: kill 7H 9S")
-    assert g.to_act == 0  # seat 2 is out, seat 3 is the defender's partner
+    assert g.to_act_seat == 0  # seat 2 is out, seat 3 is the defender's partner
     run(g, "0: pass")
     # Seat 1 held; its next seat still in is its partner 3, so it attacks seat 0.
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (1, "open", 1, 0)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (1, "open", 1, 0)
 
 
 def teams_after_bout_two() -> Game:
@@ -704,7 +704,7 @@ def teams_after_bout_two() -> Game:
     run(g, "2: attack QC", "3: kill QC JS", "2: attack QD QS", "3: kill QD AD", "3: kill QS KS")
     run(g, "2: attack KC KD KH", "3: kill KC AC", "3: kill KD AS", "3: kill KH AH")
     assert g.is_out(2) and g.is_out(3) and not g.is_over  # one member of each team left
-    assert (g.to_act, g.attacker, g.defender) == (0, 0, 1)
+    assert (g.to_act_seat, g.attacker, g.defender) == (0, 0, 1)
     run(g, "0: attack 7H", "1: kill 7H 9S", "0: attack 9C 9H", "1: kill 9C 10S", "1: kill 9H JH")
     run(g, "0: attack 10C 10D 10H")
     return g
@@ -714,7 +714,7 @@ def test_d12_team_out_when_all_members_out_losers_are_the_team() -> None:
     g = teams_after_bout_two()
     run(g, "1: take")
     assert g.is_over
-    assert g.losers == [1, 3]
+    assert list(g.loser_seats) == [1, 3]
     assert g.loser == 1  # the team's seat still holding cards
 
 
@@ -722,4 +722,4 @@ def test_d12_both_teams_out_is_a_draw() -> None:
     g = teams_after_bout_two()
     run(g, "1: kill 10C JC", "1: kill 10D JD", "1: kill 10H QH")
     assert g.is_over
-    assert g.losers == [] and g.loser is None
+    assert list(g.loser_seats) == [] and g.loser is None

@@ -40,7 +40,7 @@ def _moves(g: Game, kind: str | None = None) -> set[str]:
 def _state(g: Game) -> tuple[object, ...]:
     """Everything a refused move must leave unchanged."""
     return (
-        g.to_act,
+        g.to_act_seat,
         g.decision,
         g.table,
         [g.hand(s) for s in range(g.n)],
@@ -112,7 +112,7 @@ def _s2_opening_against_dealer() -> Game:
     g.play("attack 4D")  # K2: nobody laid a two, the dealer opens; it draws AC (M8)
     g.play("kill 4D KD")
     g.play("pass")  # the dealer throws nothing in: beaten off, seat 1 draws AD (M11)
-    assert (g.to_act, g.decision, g.defender) == (1, "open", 0)
+    assert (g.to_act_seat, g.decision, g.defender) == (1, "open", 0)
     assert g.hand(1) == ["2C", "2D", "5H", "6C", "6S", "AD"]
     return g
 
@@ -123,7 +123,7 @@ def _s2_opening_against_dealer() -> Game:
 def test_k1_no_trump_at_deal_dealers_right_opens_twos_round() -> None:
     g = _base()
     assert g.trump_card is None
-    assert (g.to_act, g.decision) == (3, "twos")
+    assert (g.to_act_seat, g.decision) == (3, "twos")
     assert (g.attacker, g.defender) == (3, 0)
     assert g.stock_size == 52 - 24
     assert _moves(g) == {"attack 2C", "attack 2S", "attack 2C 2S", "pass"}
@@ -142,12 +142,12 @@ def test_k1_twos_round_order_principal_then_clockwise_from_dealers_left() -> Non
     g = _game(6, hands, dealer=2, stock=("KC",))
     asked = []
     while g.decision == "twos":
-        asked.append(g.to_act)
+        asked.append(g.to_act_seat)
         g.play("pass")
     assert asked == [1, 3, 4, 5, 0]
     # K2: nobody laid a two, so the dealer attacks its left in an ordinary first bout.
     assert g.trump_card == "KC"
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (2, "open", 2, 3)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (2, "open", 2, 3)
 
 
 def test_k1_seat_without_twos_must_still_answer_pass() -> None:
@@ -155,7 +155,7 @@ def test_k1_seat_without_twos_must_still_answer_pass() -> None:
     g = _base()
     g.play("pass")
     g.play("pass")
-    assert (g.to_act, g.decision) == (2, "twos")
+    assert (g.to_act_seat, g.decision) == (2, "twos")
     assert _moves(g) == {"pass"}
 
 
@@ -175,12 +175,12 @@ def test_k1_nobody_draws_during_twos_round() -> None:
     assert g.stock_size == 28
     assert g.trump_card is None
     assert g.table == [("2C", None), ("2S", None)]
-    assert (g.to_act, g.decision) == (1, "twos")
+    assert (g.to_act_seat, g.decision) == (1, "twos")
     g.play("attack 2D")
     assert g.hand(1) == ["3C", "4C", "5C", "6C", "7D"]
     assert g.stock_size == 28
     assert g.trump_card is None
-    assert (g.to_act, g.decision) == (2, "twos")
+    assert (g.to_act_seat, g.decision) == (2, "twos")
 
 
 def test_k1_stacked_deal_has_no_indicator_deck_6n_tops_the_stock() -> None:
@@ -229,7 +229,7 @@ def test_k2_trump_turned_and_layers_refill_in_laying_order() -> None:
 def test_k2_twos_bout_goes_on_against_the_dealer() -> None:
     """K2, M9, K5, M4: the dealer defends; kill, take, exchange and its own two are offered."""
     g = _base_after_twos()
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (0, "defend", 3, 0)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (0, "defend", 3, 0)
     assert g.table == [("2C", None), ("2S", None), ("2D", None)]
     assert g.bout_count == 3
     assert _moves(g) == {
@@ -256,7 +256,7 @@ def test_k2_dealer_may_exchange_after_the_trump_is_turned() -> None:
     assert g.trump_card == "2H"
     assert g.hand(0) == ["3S", "7C", "9D", "10H", "QH", "KS"]
     assert g.stock_size == 25
-    assert (g.to_act, g.decision) == (0, "defend")
+    assert (g.to_act_seat, g.decision) == (0, "defend")
     assert "exchange" not in _moves(g)
     assert not _moves(g, "self")  # no two left for K5
 
@@ -275,20 +275,20 @@ def test_k2_no_exchange_in_twos_round_others_may_exchange_later() -> None:
     for _ in range(3):
         g.play("pass")
     assert g.trump_card == "10H"
-    assert (g.to_act, g.decision, g.defender) == (0, "open", 1)
+    assert (g.to_act_seat, g.decision, g.defender) == (0, "open", 1)
     g.play("attack 3S")
     g.play("take")
     # M12 giving round in C7 order: the dealer (principal attacker), then 2, then 3.
-    assert (g.to_act, g.decision) == (0, "give")
+    assert (g.to_act_seat, g.decision) == (0, "give")
     assert _moves(g) == {"pass"}
     g.play("pass")
-    assert (g.to_act, _moves(g)) == (2, {"attack 3D", "pass"})
+    assert (g.to_act_seat, _moves(g)) == (2, {"attack 3D", "pass"})
     g.play("pass")
-    assert (g.to_act, _moves(g)) == (3, {"attack 3H", "pass", "exchange"})
+    assert (g.to_act_seat, _moves(g)) == (3, {"attack 3H", "pass", "exchange"})
     g.play("exchange")
     assert g.trump_card == "2H"
     assert g.hand(3) == ["3H", "4H", "5H", "6H", "7H", "10H"]
-    assert (g.to_act, g.decision) == (3, "give")
+    assert (g.to_act_seat, g.decision) == (3, "give")
     assert _moves(g) == {"attack 3H", "pass"}
 
 
@@ -298,13 +298,13 @@ def test_k2_dealer_takes_the_twos_and_is_skipped() -> None:
     g.play("take")
     asked = []
     while g.decision == "give":
-        asked.append(g.to_act)
+        asked.append(g.to_act_seat)
         assert _moves(g) == {"pass"}
         g.play("pass")
     assert asked == [3, 1, 2]
     assert g.hand(0) == ["2C", "2D", "2H", "2S", "3S", "7C", "9D", "QH", "KS"]
     assert g.table == []
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (1, "open", 1, 2)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (1, "open", 1, 2)
 
 
 def test_k2_throw_in_after_twos_in_c7_order_then_dealer_attacks() -> None:
@@ -315,12 +315,12 @@ def test_k2_throw_in_after_twos_in_c7_order_then_dealer_attacks() -> None:
     g.play("kill 2D 9D")
     asked = []
     while g.decision == "throw-in":
-        asked.append(g.to_act)
+        asked.append(g.to_act_seat)
         g.play("pass")
     assert asked == [3, 1, 2]
     assert g.discard_size == 6
     assert g.hand(0) == ["2H", "QH", "KH", "KS", "AH", "AS"]  # M11: refilled from the stock
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (0, "open", 0, 1)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (0, "open", 0, 1)
 
 
 # ----------------------------------------------------------------------------- K3
@@ -348,7 +348,7 @@ def test_k3_opening_with_twos_is_played() -> None:
     g = _s2_opening_against_dealer()
     g.play("attack 2D 6C 6S")
     assert g.table == [("2D", None), ("6C", None), ("6S", None)]
-    assert (g.to_act, g.decision) == (0, "defend")
+    assert (g.to_act_seat, g.decision) == (0, "defend")
     assert g.bout_count == 3
     assert len(g.hand(1)) == 6  # M8: the attacker refilled at once
 
@@ -359,13 +359,13 @@ def test_k3_twos_thrown_in_whatever_ranks_are_on_the_table() -> None:
     g.play("attack 6C 6S")  # seat 1 draws 2S 6H
     g.play("kill 6C 9C")
     g.play("kill 6S 8S")
-    assert (g.to_act, g.decision) == (1, "throw-in")
+    assert (g.to_act_seat, g.decision) == (1, "throw-in")
     cards = ["2C", "2D", "2S", "6H"]
     subsets = {"attack " + " ".join(c) for k in range(1, 5) for c in combinations(cards, k)}
     assert _moves(g) == subsets | {"pass", "exchange"}
     _refused(g, "attack 5H", "rank")
     g.play("attack 2C 2D")
-    assert (g.to_act, g.decision) == (0, "defend")
+    assert (g.to_act_seat, g.decision) == (0, "defend")
     assert g.table[-2:] == [("2C", None), ("2D", None)]
 
 
@@ -374,16 +374,16 @@ def test_k3_twos_given_whatever_ranks_are_on_the_table() -> None:
     g = _s2_opening_against_dealer()
     g.play("attack 6C 6S")
     g.play("take")
-    assert (g.to_act, g.decision) == (1, "give")
+    assert (g.to_act_seat, g.decision) == (1, "give")
     cards = ["2C", "2D", "2S", "6H"]
     subsets = {"attack " + " ".join(c) for k in range(1, 5) for c in combinations(cards, k)}
     assert _moves(g) == subsets | {"pass", "exchange"}
     _refused(g, "attack 5H", "rank")
     g.play("attack 2C 2D")
-    assert (g.to_act, g.decision) == (1, "give")  # the round goes on (C7)
+    assert (g.to_act_seat, g.decision) == (1, "give")  # the round goes on (C7)
     g.play("pass")
     assert g.hand(0) == ["2C", "2D", "2H", "3C", "6C", "6S", "8S", "9C", "JD", "AC"]
-    assert (g.to_act, g.decision, g.defender) == (1, "open", 0)  # M12: the dealer is skipped
+    assert (g.to_act_seat, g.decision, g.defender) == (1, "open", 0)  # M12: the dealer is skipped
 
 
 def test_k3_limit_still_holds_for_twos() -> None:
@@ -395,7 +395,7 @@ def test_k3_limit_still_holds_for_twos() -> None:
     g.play("kill 2D JD")
     g.play("kill 6C 9C")
     g.play("kill 6S 8S")
-    assert (g.to_act, g.decision) == (1, "throw-in")
+    assert (g.to_act_seat, g.decision) == (1, "throw-in")
     assert g.hand(1) == ["2S", "5H", "6H", "9H", "QH", "AD"]
     assert _moves(g) == {
         "attack 2S",
@@ -416,7 +416,7 @@ def test_k3_no_free_twos_when_another_seat_defends() -> None:
     g.play("pass")
     g.play("attack 4D")
     g.play("kill 4D KD")
-    assert (g.to_act, g.decision) == (0, "throw-in")
+    assert (g.to_act_seat, g.decision) == (0, "throw-in")
     assert _moves(g) == {"pass"}
     _refused(g, "attack 2H", "rank")
 
@@ -449,7 +449,7 @@ def test_k4_beg_swaps_the_killer_and_the_dealer_still_defends() -> None:
     g.play("beg 2C QH")
     assert g.table == [("2C", "QH"), ("2S", None), ("2D", None)]
     assert g.hand(0) == ["2H", "3S", "7C", "9D", "KS"]
-    assert (g.to_act, g.decision) == (0, "defend")
+    assert (g.to_act_seat, g.decision) == (0, "defend")
     assert g.bout_count == 3  # no attack card was added
     assert not {m for m in _moves(g) if m.startswith("beg 2C")}
     _refused(g, "beg 2C 2H", "once")
@@ -463,7 +463,7 @@ def test_k4_taken_back_rank_stays_played_and_new_rank_is_played() -> None:
     g.play("kill 2S 3S")
     g.play("kill 2D 9D")
     assert g.table == [("2C", "QH"), ("2S", "3S"), ("2D", "9D")]
-    assert (g.to_act, g.decision) == (3, "throw-in")
+    assert (g.to_act_seat, g.decision) == (3, "throw-in")
     assert _moves(g) == {"attack 7S", "attack QC", "attack 7S QC", "pass"}
 
 
@@ -480,9 +480,9 @@ def test_k4_any_defender_may_beg() -> None:
     """K4 is not the dealer's alone: dealer 1 attacks seat 0, which begs."""
     hands = {1: "4C 4H 7D 8D 9D 10D", 0: "3D 3S 5C 6H KH AC"}
     g = _game(2, hands, dealer=1, stock=("JS", "5D", "AD"))
-    assert (g.to_act, g.decision, _moves(g)) == (0, "twos", {"pass"})
+    assert (g.to_act_seat, g.decision, _moves(g)) == (0, "twos", {"pass"})
     g.play("pass")
-    assert (g.trump_card, g.to_act, g.decision, g.defender) == ("JS", 1, "open", 0)
+    assert (g.trump_card, g.to_act_seat, g.decision, g.defender) == ("JS", 1, "open", 0)
     g.play("attack 4C 4H")  # the dealer draws 5D AD
     g.play("kill 4C 5C")
     assert _moves(g) == {
@@ -499,7 +499,7 @@ def test_k4_any_defender_may_beg() -> None:
     _refused(g, "beg 4C 3S", "once")
     g.play("kill 4H 6H")
     # The taken-back 5C and the new AC both made their ranks playable (M10).
-    assert (g.to_act, g.decision) == (1, "throw-in")
+    assert (g.to_act_seat, g.decision) == (1, "throw-in")
     assert _moves(g) == {"attack 5D", "attack AD", "attack 5D AD", "pass"}
 
 
@@ -522,7 +522,7 @@ def test_k5_dealers_own_two_draws_two_and_leaves_the_limit() -> None:
     assert g.stock_size == 23
     assert g.bout_count == 3
     assert g.bout_limit == 6
-    assert (g.to_act, g.decision) == (0, "defend")
+    assert (g.to_act_seat, g.decision) == (0, "defend")
     assert not _moves(g, "self")
 
 
@@ -533,7 +533,7 @@ def test_k5_both_ranks_played_and_no_limit_used() -> None:
     g.play("kill 2C 7C")
     g.play("kill 2S 3S")
     g.play("kill 2D 9D")
-    assert (g.to_act, g.decision) == (3, "throw-in")
+    assert (g.to_act_seat, g.decision) == (3, "throw-in")
     assert _moves(g) == {"attack 7S", "attack QC", "attack 7S QC", "pass"}
 
 
@@ -542,7 +542,7 @@ def test_k5_only_the_dealer_kills_its_own_twos() -> None:
     g = _game(2, S2_HANDS, stock=S2_STOCK)
     g.play("pass")
     g.play("attack 4D")
-    assert (g.to_act, g.decision, g.defender) == (1, "defend", 1)
+    assert (g.to_act_seat, g.decision, g.defender) == (1, "defend", 1)
     assert _moves(g) == {"kill 4D 6S", "kill 4D KD", "take"}
     _refused(g, "self 2C 6C", "K5")
 
@@ -613,7 +613,7 @@ def _cards_in_play(g: Game) -> int:
 
 def _random_illegal(g: Game, rng: random.Random, legal: set[str]) -> str:
     """A move text in C6 notation that is not among the legal moves."""
-    seat = g.to_act
+    seat = g.to_act_seat
     assert seat is not None
     near = g.hand(seat) + [c for pair in g.table for c in pair if c]
     while True:
@@ -658,7 +658,7 @@ def test_property_game_ends_within_cap(seed: int, players: int) -> None:
             break
         g.play(rng.choice(g.legal_moves()))
     assert g.is_over
-    assert g.to_act is None
+    assert g.to_act_seat < 0
     assert g.stock_size == 0
     if g.loser is not None:
         assert [s for s in range(players) if g.hand_size(s)] == [g.loser]
@@ -676,7 +676,7 @@ def test_property_seat_to_act_always_has_a_move(seed: int, players: int) -> None
         if g.is_over:
             break
         g.play(rng.choice(g.legal_moves()))
-        assert g.is_over or (g.to_act is not None and g.legal_moves())
+        assert g.is_over or (g.to_act_seat >= 0 and g.legal_moves())
 
 
 @settings(deadline=None)
@@ -690,9 +690,9 @@ def test_property_illegal_move_refused_and_game_unchanged(seed: int, players: in
             break
         legal = [str(m) for m in g.legal_moves()]
         bad = _random_illegal(g, rng, set(legal))
-        before = (g.table, [g.hand(s) for s in range(players)], g.to_act, g.stock_size)
+        before = (g.table, [g.hand(s) for s in range(players)], g.to_act_seat, g.stock_size)
         with pytest.raises(IllegalMove):
             g.play(bad)
         assert [str(m) for m in g.legal_moves()] == legal
-        assert (g.table, [g.hand(s) for s in range(players)], g.to_act, g.stock_size) == before
+        assert (g.table, [g.hand(s) for s in range(players)], g.to_act_seat, g.stock_size) == before
         g.play(rng.choice(legal))

@@ -33,7 +33,7 @@ def canon(cards: str) -> list[str]:
 
 def snapshot(g: Game) -> tuple[Any, ...]:
     return (
-        g.to_act,
+        g.to_act_seat,
         g.decision,
         g.attacker,
         g.defender,
@@ -58,7 +58,7 @@ def pass_round(g: Game) -> list[int]:
     """Everyone asked in the current throw-in/giving round passes; returns who was asked."""
     asked = []
     while g.decision in ("throw-in", "give"):
-        seat = g.to_act
+        seat = g.to_act_seat
         assert seat is not None
         asked.append(seat)
         g.play("pass")
@@ -125,7 +125,7 @@ def six_player_drain(
     g.play("attack 5C 5D 6C 6D 7C 7D")
     g.play("take")
     pass_round(g)
-    assert (g.to_act, g.decision, g.defender, g.stock_size) == (5, "open", 0, 4)
+    assert (g.to_act_seat, g.decision, g.defender, g.stock_size) == (5, "open", 0, 4)
     return g
 
 
@@ -167,17 +167,17 @@ def test_c2_left_skips_seats_that_are_out() -> None:
     g.play("kill 2S AH")
     assert pass_round(g) == [1, 3, 4, 5]  # seat 5 passes here, keeps its cards
     # beaten off: seat 2 attacks seat 3
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (2, "open", 2, 3)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (2, "open", 2, 3)
     g.play("attack 2C")
     g.play("take")
     assert pass_round(g) == [2, 4, 5, 1]  # C7 order, seat 0 (out) never asked
     # seat 4 attacks seat 5
-    assert (g.to_act, g.attacker, g.defender) == (4, 4, 5)
+    assert (g.to_act_seat, g.attacker, g.defender) == (4, 4, 5)
     g.play("attack 5C")
     g.play("take")
     pass_round(g)
     # seat 5 took: its left (skipping out seat 0) attacks, and that seat's left defends
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (1, "open", 1, 2)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (1, "open", 1, 2)
 
 
 # --------------------------------------------------------------------------- C3 beating
@@ -231,7 +231,7 @@ def test_c4_cards_dealt_one_at_a_time_from_the_dealers_left() -> None:
         assert g.hand(seat) == canon(" ".join(dealt(deck, 4, 2, seat)))
     assert g.trump_card == deck[24]
     assert g.stock_size == 28
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (3, "open", 3, 0)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (3, "open", 3, 0)
     # the attacker opens with one card and draws deck[25], the top of the stock (M8)
     card = g.hand(3)[0]
     g.play("attack " + card)
@@ -247,7 +247,7 @@ def test_c4_dealer_is_seat_0_unless_given() -> None:
     assert g.dealer == 0
     assert g.hand(1) == canon(" ".join(dealt(deck, 3, 0, 1)))
     assert deck[0] in g.hand(1)
-    assert (g.attacker, g.defender, g.to_act) == (1, 2, 1)
+    assert (g.attacker, g.defender, g.to_act_seat) == (1, 2, 1)
     assert g.trump_card == deck[18]
     assert g.stock_size == 52 - 18
 
@@ -301,14 +301,14 @@ def test_c5_seat_with_nothing_to_do_has_only_pass() -> None:
     """C5: a seat asked in a throw-in round with no card to add is offered exactly [pass]."""
     g = seed_example()
     g.play("kill 7S 5D")
-    assert (g.to_act, g.decision) == (WEST, "throw-in")
+    assert (g.to_act_seat, g.decision) == (WEST, "throw-in")
     assert [str(m) for m in g.legal_moves()] == ["pass"]
 
 
 def test_c5_only_the_seat_to_act_may_move() -> None:
     """C5: exactly one seat acts; a move claimed for another seat is refused."""
     g = seed_game()
-    assert g.to_act == WEST
+    assert g.to_act_seat == WEST
     before = snapshot(g)
     with pytest.raises(IllegalMove):
         g.play("kill 3H 7H", seat=NORTH)
@@ -328,7 +328,7 @@ def test_c7_throw_in_order_principal_attacker_then_from_defenders_left() -> None
     g.play("kill 5C 9C")
     assert pass_round(g) == [2, 4, 0, 1]
     # all passed: beaten off, the defender attacks its left (M11)
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (3, "open", 3, 4)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (3, "open", 3, 4)
 
 
 def test_c7_round_restarts_at_principal_attacker_after_a_card_is_added() -> None:
@@ -337,13 +337,13 @@ def test_c7_round_restarts_at_principal_attacker_after_a_card_is_added() -> None
     g.play("attack 3H 3S")
     g.play("kill 3H 7H")
     g.play("kill 3S 3D")
-    assert (g.to_act, g.decision) == (WEST, "throw-in")
+    assert (g.to_act_seat, g.decision) == (WEST, "throw-in")
     g.play("pass")
-    assert (g.to_act, g.decision) == (EAST, "throw-in")
+    assert (g.to_act_seat, g.decision) == (EAST, "throw-in")
     g.play("attack 7C")
-    assert (g.to_act, g.decision) == (NORTH, "defend")
+    assert (g.to_act_seat, g.decision) == (NORTH, "defend")
     g.play("kill 7C 10C")
-    assert (g.to_act, g.decision) == (WEST, "throw-in")
+    assert (g.to_act_seat, g.decision) == (WEST, "throw-in")
 
 
 def test_c7_seat_without_cards_is_not_asked() -> None:
@@ -351,14 +351,14 @@ def test_c7_seat_without_cards_is_not_asked() -> None:
     g = endgame()
     g.play("attack 2S")  # seat 1 at seat 2 (stock empty)
     g.play("kill 2S AH")
-    assert g.to_act == 1
+    assert g.to_act_seat == 1
     g.play("pass")
     g.play("pass")  # seat 3
     g.play("pass")  # seat 4
-    assert g.to_act == 5
+    assert g.to_act_seat == 5
     g.play("attack AS 2H AC AD")  # seat 5 lays its last four cards
     assert g.is_out(5) and g.hand_size(5) == 0
-    assert (g.to_act, g.decision) == (2, "defend")
+    assert (g.to_act_seat, g.decision) == (2, "defend")
     g.play("kill 2H 3H")
     g.play("kill AC 4H")
     g.play("kill AD 5H")
@@ -366,7 +366,7 @@ def test_c7_seat_without_cards_is_not_asked() -> None:
     # one card of room left (5 of 6 used); round: 1, 3, 4; out seats 5 and 0 are skipped
     assert g.bout_count == 5
     assert pass_round(g) == [1, 3, 4]
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (2, "open", 2, 3)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (2, "open", 2, 3)
 
 
 def test_c7_giving_round_wraps_until_all_pass_in_a_row() -> None:
@@ -374,9 +374,9 @@ def test_c7_giving_round_wraps_until_all_pass_in_a_row() -> None:
     again (wrapping round) before North picks up."""
     g = seed_example()
     g.play("take")
-    asked = [g.to_act]
+    asked = [g.to_act_seat]
     g.play("pass")  # West
-    asked.append(g.to_act)
+    asked.append(g.to_act_seat)
     g.play("attack 10H")  # East
     asked += pass_round(g)
     assert asked == [WEST, EAST, SOUTH, WEST, EAST]
@@ -388,7 +388,7 @@ def test_c7_no_round_when_limit_is_used_up() -> None:
     g = new_game("moska", 6, deck=deck, dealer=0)
     g.play("attack 2C 2D 3C 3D 4C 4D")
     g.play("take")
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (3, "open", 3, 4)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (3, "open", 3, 4)
     assert g.hand_size(2) == 12
 
 
@@ -420,7 +420,7 @@ def test_m2_first_dealer_drawn_from_the_seed() -> None:
     for seed in range(20):
         g = new_game("moska", 4, seed=seed)
         assert g.dealer == new_game("moska", 4, seed=seed).dealer
-        assert g.to_act == g.attacker == (g.dealer + 1) % 4
+        assert g.to_act_seat == g.attacker == (g.dealer + 1) % 4
         dealers.add(g.dealer)
     assert dealers <= {0, 1, 2, 3}
     assert len(dealers) > 1
@@ -437,7 +437,7 @@ def test_m3_indicator_is_drawn_last() -> None:
 def test_m5_first_attacker_is_dealers_left() -> None:
     """M5: dealer 3 of 4: seat 0 opens against seat 1."""
     g = seed_game()
-    assert (g.dealer, g.to_act, g.decision, g.attacker, g.defender) == (3, 0, "open", 0, 1)
+    assert (g.dealer, g.to_act_seat, g.decision, g.attacker, g.defender) == (3, 0, "open", 0, 1)
 
 
 # ---------------------------------------------------------------- M4 trump exchange
@@ -465,11 +465,11 @@ def test_m4_exchange_on_own_opening_then_still_opens() -> None:
     assert g.hand(0) == canon("5C 6C 7C 8C 9C KD")
     assert g.trump_card == "2D"
     assert g.stock_size == 28
-    assert (g.to_act, g.decision) == (0, "open")
+    assert (g.to_act_seat, g.decision) == (0, "open")
     assert "exchange" not in legal(g)
     assert_illegal(g, "exchange")
     g.play("attack 5C")
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
     assert g.hand(0) == canon("6C 7C 8C 9C KD AC")
 
 
@@ -494,7 +494,7 @@ def test_m4_exchange_while_defending_then_kill_with_old_indicator() -> None:
     g.play("attack 5C")
     assert legal(g) == {"take", "exchange", "kill 5C 2D"}
     g.play("exchange")
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
     assert legal(g) == {"take", "kill 5C KD"}
     g.play("kill 5C KD")
     assert g.table == [("5C", "KD")]
@@ -513,14 +513,14 @@ def test_m4_exchange_during_a_throw_in_round() -> None:
     g.play("attack 5C")
     g.play("kill 5C JC")
     g.play("pass")  # West
-    assert (g.to_act, g.decision) == (2, "throw-in")
+    assert (g.to_act_seat, g.decision) == (2, "throw-in")
     assert legal(g) == {"pass", "attack 5H", "attack JS", "attack 5H JS", "exchange"}
     g.play("exchange")
-    assert (g.to_act, g.decision) == (2, "throw-in")
+    assert (g.to_act_seat, g.decision) == (2, "throw-in")
     assert legal(g) == {"pass", "attack 5H", "attack JS", "attack 5H JS"}
     assert "KD" in g.hand(2) and "2D" not in g.hand(2)
     g.play("attack 5H")
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
 
 
 def test_m4_exchanged_two_is_the_bottom_and_drawn_last() -> None:
@@ -537,7 +537,7 @@ def test_m4_exchanged_two_is_the_bottom_and_drawn_last() -> None:
     pass_round(g)
     g.play("attack 5C 5D 6C 6D 7C 7D")
     g.play("take")
-    assert (g.to_act, g.stock_size) == (5, 6)
+    assert (g.to_act_seat, g.stock_size) == (5, 6)
     g.play("attack 8C 8D 9C 9D 10C 10D")
     assert g.stock_size == 0
     assert g.hand(5) == canon("AC AD AS QS JS 2H")
@@ -562,13 +562,13 @@ def test_m6_limit_is_six_with_a_big_hand_and_counts_killed_cards() -> None:
     g.play("kill AD 5H")
     g.play("kill AS 6H")
     # seat 1 holds 3S..7S: ranks 3,4,5,6 were played (killing cards); only one card fits
-    assert g.to_act == 1
+    assert g.to_act_seat == 1
     assert legal(g) == {"pass", "attack 3S", "attack 4S", "attack 5S", "attack 6S"}
     assert_illegal(g, "attack 3S 4S", match="M6")
     g.play("attack 6S")
     g.play("kill 6S 7H")
     # six used: the bout is beaten off without another round (M11)
-    assert (g.to_act, g.decision, g.attacker) == (2, "open", 2)
+    assert (g.to_act_seat, g.decision, g.attacker) == (2, "open", 2)
 
 
 def test_m6_limit_is_the_defenders_hand_when_below_six() -> None:
@@ -580,7 +580,7 @@ def test_m6_limit_is_the_defenders_hand_when_below_six() -> None:
     g.play("attack 8S")  # seat 3 at seat 4
     g.play("kill 8S 8H")
     pass_round(g)
-    assert (g.to_act, g.attacker, g.defender) == (4, 4, 5)
+    assert (g.to_act_seat, g.attacker, g.defender) == (4, 4, 5)
     assert g.hand_size(5) == 4
     assert g.bout_limit == 4
     assert_illegal(g, "attack 5C 5D 6C 6D 7C 7D", match="M6")
@@ -636,7 +636,7 @@ def test_m7_two_groups_opening_in_any_order() -> None:
     played = g.play("attack 6H 2S 6C 2D 6D")
     assert str(played) == "attack 2D 2S 6C 6D 6H"
     assert g.table == [(c, None) for c in ["2D", "2S", "6C", "6D", "6H"]]
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
     assert g.hand_size(0) == 6  # 9C and five drawn at once (M8), stock top first
     assert {"9C", "QS", "AS"} <= set(g.hand(0))
     assert g.stock_size == 28 - 5
@@ -659,7 +659,7 @@ def test_m7_attack_deck_turns_the_top_stock_card() -> None:
     assert g.table == [("QS", None)]
     assert g.hand(0) == canon("5C 5D 8H 6C 6D 6H")
     assert g.stock_size == 27
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
     assert legal(g) == {"take"}  # 3S..9S cannot beat QS; no trump in hand
 
 
@@ -702,7 +702,7 @@ def test_m9_defender_kills_one_live_card_with_any_beating_card() -> None:
     }
     g.play("kill 3H 5D")  # a trump on a heart while holding 7H and AH
     assert g.table == [("3H", "5D"), ("3S", None)]
-    assert (g.to_act, g.decision) == (NORTH, "defend")
+    assert (g.to_act_seat, g.decision) == (NORTH, "defend")
 
 
 def test_m9_illegal_kills_are_refused() -> None:
@@ -746,7 +746,7 @@ def test_seed000_example_table_before_norths_options() -> None:
     g = seed_example()
     assert g.table == [("3H", "7H"), ("3S", "3D"), ("7C", "10C"), ("7S", None)]
     assert g.hand(NORTH) == canon("5D KC AH")
-    assert (g.to_act, g.decision) == (NORTH, "defend")
+    assert (g.to_act_seat, g.decision) == (NORTH, "defend")
     assert legal(g) == {"kill 7S 5D", "take"}
     assert g.bout_count == 4 and g.bout_limit == 6
     assert g.trump_card == "JD"
@@ -775,7 +775,7 @@ def test_seed000_option_kill_then_all_pass_beats_off() -> None:
     assert g.discard_size == 8
     assert g.hand(NORTH) == canon("KC AH JH JS QH QS")
     assert g.stock_size == 20
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (NORTH, "open", NORTH, EAST)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (NORTH, "open", NORTH, EAST)
 
 
 def test_seed000_option_six_cards_killed_ends_the_bout() -> None:
@@ -787,7 +787,7 @@ def test_seed000_option_six_cards_killed_ends_the_bout() -> None:
     g.play("pass")  # West
     g.play("attack 10H 5C")  # East
     assert g.hand(EAST) == canon("3C 8C 9C 9H JH JS")
-    assert (g.to_act, g.decision) == (NORTH, "defend")
+    assert (g.to_act_seat, g.decision) == (NORTH, "defend")
     assert legal(g) == {"kill 5C KC", "kill 10H AH", "take"}
     g.play("kill 10H AH")
     g.play("kill 5C KC")
@@ -795,7 +795,7 @@ def test_seed000_option_six_cards_killed_ends_the_bout() -> None:
     assert g.table == []
     assert g.hand(NORTH) == canon("QH QS KH KS AC AS")
     assert g.stock_size == 16
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (NORTH, "open", NORTH, EAST)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (NORTH, "open", NORTH, EAST)
 
 
 def test_seed000_option_unkillable_5s_then_one_card_given() -> None:
@@ -812,10 +812,10 @@ def test_seed000_option_unkillable_5s_then_one_card_given() -> None:
     g.play("take")
     assert g.discard_size == 8
     assert g.table == [("5S", None)]
-    assert (g.to_act, g.decision) == (WEST, "give")
+    assert (g.to_act_seat, g.decision) == (WEST, "give")
     assert legal(g) == {"pass"}
     g.play("pass")
-    assert (g.to_act, g.decision) == (EAST, "give")
+    assert (g.to_act_seat, g.decision) == (EAST, "give")
     assert legal(g) == {"pass", "attack 3C", "attack 5C", "attack 10H"}
     assert_illegal(g, "attack 3C 5C", match="M6")  # only one more card fits
     g.play("attack 5C")
@@ -825,7 +825,7 @@ def test_seed000_option_unkillable_5s_then_one_card_given() -> None:
     assert g.stock_size == 20
     assert g.table == []
     assert g.discard_size == 8
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (EAST, "open", EAST, SOUTH)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (EAST, "open", EAST, SOUTH)
 
 
 def test_seed000_option_take_7s_then_only_3s_7s_10s_given() -> None:
@@ -836,25 +836,25 @@ def test_seed000_option_take_7s_then_only_3s_7s_10s_given() -> None:
     g.play("take")
     assert g.discard_size == 6
     assert g.table == [("7S", None)]
-    assert (g.to_act, g.decision) == (WEST, "give")
+    assert (g.to_act_seat, g.decision) == (WEST, "give")
     assert legal(g) == {"pass"}
     g.play("pass")
-    assert (g.to_act, g.decision) == (EAST, "give")
+    assert (g.to_act_seat, g.decision) == (EAST, "give")
     assert legal(g) == {"pass", "attack 3C", "attack 10H", "attack 3C 10H"}
     assert_illegal(g, "attack 5C")  # rank 5 was not played in this branch
     g.play("attack 10H")
     assert g.hand(EAST) == canon("3C 5C 8C 9C 9H JH")
-    assert (g.to_act, g.decision) == (SOUTH, "give")
+    assert (g.to_act_seat, g.decision) == (SOUTH, "give")
     assert legal(g) == {"pass"}  # South's 5S 5H may not be given
     g.play("pass")
     g.play("pass")  # West
-    assert (g.to_act, g.decision) == (EAST, "give")
+    assert (g.to_act_seat, g.decision) == (EAST, "give")
     assert legal(g) == {"pass", "attack 3C"}
     g.play("pass")
     assert g.hand(NORTH) == canon("5D 7S 10H KC AH JS")
     assert g.stock_size == 22
     assert g.discard_size == 6
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (EAST, "open", EAST, SOUTH)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (EAST, "open", EAST, SOUTH)
 
 
 # --------------------------------------------------------------------- M11 beaten off
@@ -869,7 +869,7 @@ def test_m11_defender_out_next_seat_still_in_attacks() -> None:
     assert g.stock_size == 0
     assert g.discard_size == 12
     assert g.table == []
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (1, "open", 1, 2)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (1, "open", 1, 2)
     assert not g.is_over
 
 
@@ -886,7 +886,7 @@ def test_m12_taker_with_big_hand_draws_nothing_and_is_skipped() -> None:
     assert g.stock_size == 10
     assert g.hand_size(2) == 12
     assert {"2C", "2D", "3C", "3D", "4C", "4D"} <= set(g.hand(2))
-    assert (g.to_act, g.attacker, g.defender) == (3, 3, 4)
+    assert (g.to_act_seat, g.attacker, g.defender) == (3, 3, 4)
 
 
 # ---------------------------------------------------------------------- M13 out and end
@@ -916,19 +916,19 @@ def test_m13_defender_facing_live_cards_is_not_out() -> None:
     assert g.stock_size == 0
     for kill in ("8C JC", "8D JD", "9C QC", "9D QD"):
         g.play("kill " + kill)
-    assert (g.to_act, g.decision) == (5, "throw-in")
+    assert (g.to_act_seat, g.decision) == (5, "throw-in")
     g.play("attack JH JS QS")
     g.play("kill JS KH")
     g.play("kill QS AH")
     assert g.hand_size(0) == 0
     assert not g.is_out(0)
-    assert (g.to_act, g.decision) == (0, "defend")
+    assert (g.to_act_seat, g.decision) == (0, "defend")
     assert legal(g) == {"take"}
     g.play("take")
     pass_round(g)
     assert g.hand(0) == ["JH"]
     assert not g.is_out(0)
-    assert (g.to_act, g.attacker, g.defender) == (1, 1, 2)
+    assert (g.to_act_seat, g.attacker, g.defender) == (1, 1, 2)
 
 
 def two_player_drain() -> Game:
@@ -948,7 +948,7 @@ def two_player_drain() -> Game:
     )
     g = new_game("moska", 2, deck=deck, dealer=0)
     for batch in batches:
-        assert (g.to_act, g.decision, g.defender) == (1, "open", 0)
+        assert (g.to_act_seat, g.decision, g.defender) == (1, "open", 0)
         g.play("attack " + " ".join(batch))
         g.play("take")
     return g
@@ -961,13 +961,13 @@ def test_m13_two_players_attacker_laying_its_last_cards_wins_at_once() -> None:
     assert g.stock_size == 0
     assert g.hand(1) == canon("9H 9S 10C 10H")
     assert g.hand_size(0) == 48
-    assert (g.to_act, g.decision) == (1, "open")
+    assert (g.to_act_seat, g.decision) == (1, "open")
     g.play("attack 9H 9S 10C 10H")
     assert g.is_over
-    assert g.to_act is None
+    assert g.to_act_seat < 0
     assert g.decision == "over"
     assert g.loser == 0
-    assert g.losers == [0]
+    assert list(g.loser_seats) == [0]
     with pytest.raises(IllegalMove):
         g.play("take")
 
@@ -978,7 +978,7 @@ def test_m13_game_goes_on_while_two_players_hold_cards() -> None:
     g.play("attack 9H 9S")
     assert not g.is_over
     assert g.loser is None
-    assert (g.to_act, g.decision) == (0, "defend")
+    assert (g.to_act_seat, g.decision) == (0, "defend")
     kills = legal(g)
     assert {"take", "kill 9H JH", "kill 9H AS", "kill 9S JS", "kill 9S AS"} <= kills
     assert "kill 9S KH" not in kills  # a heart never beats a trump (C3)

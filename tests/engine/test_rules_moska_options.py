@@ -149,7 +149,7 @@ A_KILLS = ("kill 4C JC", "kill 4D JD", "kill 5C QC", "kill 5D QD", "kill 5S QS",
 def six_killed(preset: str) -> Game:
     g = deal(preset, A_HANDS, indicator="KH", stock=A_STOCK, players=2)
     play_all(g, "attack 3C 3D", "take", "attack 3H 3S", "pass")
-    assert (g.to_act, g.decision, g.defender, g.hand_size(1)) == (0, "open", 1, 10)
+    assert (g.to_act_seat, g.decision, g.defender, g.hand_size(1)) == (0, "open", 1, 10)
     g.play("attack 4C 4D 5C 5D 5H 5S")
     play_all(g, *A_KILLS)
     return g
@@ -159,7 +159,7 @@ def test_m6_six_or_hand_ends_the_bout_after_six_cards() -> None:
     """M6/M11 (default): L = min(6, 10) = 6; six killed cards end the bout at once."""
     g = six_killed("moska")
     assert g.table == []
-    assert (g.to_act, g.decision) == (1, "open")  # the defender held and attacks next
+    assert (g.to_act_seat, g.decision) == (1, "open")  # the defender held and attacks next
     assert g.hand_size(1) == 6  # 3C 3D 3H 3S and two drawn
 
 
@@ -167,7 +167,7 @@ def test_m6_limit_hand_has_no_cap_of_six() -> None:
     """M6 limit=hand (turamoska): after six attack cards a throw-in round still runs, and a
     throw-in may hold as many cards as the defender's hand (4), not one more."""
     g = six_killed("turamoska")
-    assert (g.to_act, g.decision) == (0, "throw-in")
+    assert (g.to_act_seat, g.decision) == (0, "throw-in")
     assert g.hand_size(1) == 4
     legal = moves(g)
     assert "attack 4H 4S JH JS" in legal
@@ -176,7 +176,7 @@ def test_m6_limit_hand_has_no_cap_of_six() -> None:
     assert len(legal) == 5 + 10 + 10 + 5 + 1
     refused(g, "attack 4H 4S JH JS QH", "limit allows 4 more cards")
     g.play("attack 4H 4S JH JS")
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
     assert len(g.live_cards) == 4
 
 
@@ -186,7 +186,7 @@ def test_m6_limit_hand_giving_counts_live_cards_against_the_hand() -> None:
     g = six_killed("turamoska")
     g.play("attack 4H 4S")
     g.play("take")
-    assert (g.to_act, g.decision) == (0, "give")
+    assert (g.to_act_seat, g.decision) == (0, "give")
     assert g.table == [("4H", None), ("4S", None)]
     assert moves(g) == {
         "attack JH",
@@ -201,21 +201,21 @@ def test_m6_limit_hand_giving_counts_live_cards_against_the_hand() -> None:
     g.play("attack JH JS")
     # no room is left: the defender picks up at once and the next bout opens
     assert g.hand_size(1) == 8
-    assert (g.to_act, g.decision, g.defender) == (0, "open", 1)
+    assert (g.to_act_seat, g.decision, g.defender) == (0, "open", 1)
 
 
 def test_m6_limit_none_lays_more_than_the_defender_holds() -> None:
     """M6 limit=none (turamoska-pyhaselka): no count limit; five cards may be thrown in
     against a defender holding four."""
     g = six_killed("turamoska-pyhaselka")
-    assert (g.to_act, g.decision) == (0, "throw-in")
+    assert (g.to_act_seat, g.decision) == (0, "throw-in")
     assert "attack 4H 4S JH JS QH" in moves(g)
     g.play("attack 4H 4S JH JS QH")
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
     assert len(g.live_cards) == 5 > g.hand_size(1) == 4
     g.play("take")
     # seat 0 drew 2D 2S 6C 6D 7C: 6 was a killer's rank, and both 6s may still be given
-    assert (g.to_act, g.decision) == (0, "give")
+    assert (g.to_act_seat, g.decision) == (0, "give")
     assert moves(g) == {"attack 6C", "attack 6D", "attack 6C 6D", "pass"}
     g.play("attack 6C 6D")
     assert len(g.live_cards) == 7
@@ -236,7 +236,7 @@ def test_m10_all_ranks_throw_in_the_killing_rank() -> None:
     """M10 (throw_in_ranks=all): the killing card's rank 7 may be thrown in."""
     g = deal("moska", I_HANDS, indicator="AS", stock=["9D", "10S"])
     play_all(g, "attack 3H", "kill 3H 7H")
-    assert (g.to_act, g.decision) == (0, "throw-in")
+    assert (g.to_act_seat, g.decision) == (0, "throw-in")
     assert moves(g) == {"attack 3C", "attack 7C", "attack 3C 7C", "pass"}
 
 
@@ -244,7 +244,7 @@ def test_m10_attack_only_a_killing_rank_opens_no_rank() -> None:
     """throw_in_ranks=attack-only (moska-simple), M10: only the attack rank 3 may follow."""
     g = deal("moska-simple", I_HANDS, indicator="AS", stock=["9D", "10S"])
     play_all(g, "attack 3H", "kill 3H 7H")
-    assert (g.to_act, g.decision) == (0, "throw-in")
+    assert (g.to_act_seat, g.decision) == (0, "throw-in")
     assert moves(g) == {"attack 3C", "pass"}
     refused(g, "attack 7C", "attack cards")
     refused(g, "attack 3C 7C", "attack cards")
@@ -255,7 +255,7 @@ def test_m12_attack_only_giving_takes_attack_ranks_only() -> None:
     for preset, expected in (("moska", {"attack 7C", "pass"}), ("moska-simple", {"pass"})):
         g = deal(preset, I_HANDS, indicator="AS", stock=["9D", "10S"])
         play_all(g, "attack 3H", "kill 3H 7H", "attack 3C", "take")
-        assert (g.to_act, g.decision) == (0, "give"), preset
+        assert (g.to_act_seat, g.decision) == (0, "give"), preset
         assert g.table == [("3C", None)]
         assert moves(g) == expected, preset
 
@@ -268,11 +268,11 @@ def test_m20_attack_only_self_execution_needs_an_attack_rank() -> None:
     hands[0] = "3H 3C 5C 6D 8D 10D"
     g = deal("moska-simple", hands, indicator="AS", stock=["9D", "10S"], self_execution="on")
     play_all(g, "attack 3H", "kill 3H 7H", "pass", "pass", "pass")
-    assert (g.to_act, g.decision) == (1, "throw-in")  # the defender, asked last
+    assert (g.to_act_seat, g.decision) == (1, "throw-in")  # the defender, asked last
     assert moves(g) == {"self 3D 5D", "pass"}
     refused(g, "self 7C 9C", "rank was not among the attack cards")
     g.play("self 3D 5D")
-    assert (g.to_act, g.decision) == (0, "throw-in")
+    assert (g.to_act_seat, g.decision) == (0, "throw-in")
     assert moves(g) == {"attack 3C", "pass"}  # 5C: 5 is only a killer's rank
 
 
@@ -294,7 +294,7 @@ def test_m4_any_time_exchange_is_not_the_defenders_move() -> None:
     assert "exchange" in moves(g)
     stock = g.stock_size
     g.play("exchange")
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
     assert "KH" in g.hand(1) and "2H" not in g.hand(1)
     assert g.trump_card == "2H"
     assert g.stock_size == stock
@@ -309,9 +309,9 @@ def test_m4_any_time_exchange_on_an_opening_decision() -> None:
     hands = dict(H_HANDS)
     hands[0], hands[1] = H_HANDS[1], H_HANDS[0]
     g = deal("moska", hands, indicator="KH")
-    assert (g.to_act, g.decision) == (0, "open")
+    assert (g.to_act_seat, g.decision) == (0, "open")
     g.play("exchange")
-    assert (g.to_act, g.decision) == (0, "open")
+    assert (g.to_act_seat, g.decision) == (0, "open")
     assert "attack KH" in moves(g)
 
 
@@ -323,15 +323,15 @@ def test_m4_before_first_attack_exchange_round_opens_the_game() -> None:
     g = deal("moska", hands, indicator="KH", trump_exchange="before-first-attack")
     seen = []
     while g.decision == "exchange-or-pass":
-        seen.append((g.to_act, moves(g)))
-        g.play("exchange" if g.to_act == 2 else "pass")
+        seen.append((g.to_act_seat, moves(g)))
+        g.play("exchange" if g.to_act_seat == 2 else "pass")
     assert seen == [
         (0, {"pass"}),
         (1, {"pass"}),
         (2, {"exchange", "pass"}),
         (3, {"pass"}),
     ]
-    assert (g.to_act, g.decision) == (0, "open")
+    assert (g.to_act_seat, g.decision) == (0, "open")
     assert g.trump_card == "2H"
     assert "KH" in g.hand(2) and "2H" not in g.hand(2)
 
@@ -339,7 +339,7 @@ def test_m4_before_first_attack_exchange_round_opens_the_game() -> None:
 def test_m4_before_first_attack_refuses_other_moves_in_the_round() -> None:
     """M4 before-first-attack: in the exchange round only exchange (holding the 2) or pass."""
     g = deal("taraki-mm", H_HANDS, indicator="KH")
-    assert (g.to_act, g.decision) == (0, "exchange-or-pass")
+    assert (g.to_act_seat, g.decision) == (0, "exchange-or-pass")
     refused(g, "attack 3C", "exchange or pass")
     refused(g, "exchange", "does not hold 2H")
 
@@ -349,9 +349,9 @@ def test_m4_before_first_attack_no_exchange_later() -> None:
     later, on its opening or as defender."""
     g = deal("moska", H_HANDS, indicator="KH", trump_exchange="before-first-attack")
     play_all(g, "pass", "pass", "pass", "pass")
-    assert (g.to_act, g.decision) == (0, "open")
+    assert (g.to_act_seat, g.decision) == (0, "open")
     g.play("attack 3C")
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
     assert "exchange" not in moves(g)
     refused(g, "exchange", "only before the first attack")
     hands = dict(H_HANDS)
@@ -365,7 +365,7 @@ def test_m4_before_first_attack_no_exchange_later() -> None:
 def test_m4_never_refuses_the_exchange_with_a_reason() -> None:
     """M4 trump_exchange=never (taraki): the holder of the 2 is never offered the exchange."""
     g = deal("taraki", H_HANDS, indicator="KH")
-    assert (g.to_act, g.decision) == (0, "open")  # no exchange round
+    assert (g.to_act_seat, g.decision) == (0, "open")  # no exchange round
     g.play("attack 3C")
     assert "exchange" not in moves(g)
     refused(g, "exchange", "without trump exchange")
@@ -396,9 +396,9 @@ def test_m20_defender_is_asked_last_and_self_executes_8_with_9() -> None:
     """M20, seed 000 TARAKI: after the three 4s are killed, the attacker is asked first and
     the defender last, with every self execution of a played rank on offer."""
     g = taraki_three_fours()
-    assert (g.to_act, g.decision) == (0, "throw-in")
+    assert (g.to_act_seat, g.decision) == (0, "throw-in")
     g.play("pass")
-    assert (g.to_act, g.decision) == (1, "throw-in")
+    assert (g.to_act_seat, g.decision) == (1, "throw-in")
     assert moves(g) == {"self 8D 9D", "self 8D 2C", "pass"}  # 9S: rank 9 not played yet
     g.play("self 8D 9D")
     assert g.bout_count == 5  # 3 attack cards + 2 for the self execution
@@ -412,13 +412,13 @@ def test_m20_after_self_execution_one_card_left_and_no_second_self() -> None:
     g = taraki_three_fours()
     play_all(g, "pass", "self 8D 9D")
     # a new throw-in round, the principal attacker first
-    assert (g.to_act, g.decision) == (0, "throw-in")
+    assert (g.to_act_seat, g.decision) == (0, "throw-in")
     assert moves(g) == {"attack 6S", "attack 8H", "attack 9H", "pass"}
     refused(g, "attack 6S 9H", "limit allows 1 more card")
     g.play("pass")
     # the defender (holding 9S and 2C, rank 9 played) is not asked: no room for two
     assert g.table == []
-    assert (g.to_act, g.decision) == (1, "open")
+    assert (g.to_act_seat, g.decision) == (1, "open")
     assert g.discard_size == 8  # three killed 4s and the self-executed pair
 
 
@@ -426,12 +426,12 @@ def test_m20_self_execution_never_exceeds_the_limit() -> None:
     """M20: a self execution counting past L is neither offered nor accepted."""
     g = taraki_three_fours()
     play_all(g, "pass", "self 8D 9D", "attack 9H")
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
     assert moves(g, "self") == set()
     refused(g, "self 9S 2C", "no room for a self execution")
     assert moves(g) == {"kill 9H 2C", "take"}
     g.play("kill 9H 2C")
-    assert (g.to_act, g.decision) == (1, "open")  # L used up: beaten off at once
+    assert (g.to_act_seat, g.decision) == (1, "open")  # L used up: beaten off at once
 
 
 # Seed 000 TARAKI example 2 (spades trumps, four players): the single 3 killed by the 4,
@@ -449,15 +449,15 @@ def test_m20_throw_in_order_asks_the_defender_last() -> None:
     g = deal("taraki", C_HANDS, indicator="AS", stock=["5C"])
     play_all(g, "attack 3H", "kill 3H 4H")
     asked = []
-    while g.to_act != 1:
-        asked.append(g.to_act)
+    while g.to_act_seat != 1:
+        asked.append(g.to_act_seat)
         g.play("pass")
     assert asked == [0, 2, 3]
     assert g.decision == "throw-in"
     assert moves(g) == {"self 4D 7D", "pass"}
     refused(g, "attack 4D", "may not attack itself")
     g.play("pass")
-    assert (g.to_act, g.decision) == (1, "open")  # everyone passed: beaten off
+    assert (g.to_act_seat, g.decision) == (1, "open")  # everyone passed: beaten off
 
 
 def test_m20_two_self_executions_after_a_single_card() -> None:
@@ -465,18 +465,18 @@ def test_m20_two_self_executions_after_a_single_card() -> None:
     allowed, which must be a 3, 4, 7 or 8; each self execution restarts the round at seat 0."""
     g = deal("taraki", C_HANDS, indicator="AS", stock=["5C"])
     play_all(g, "attack 3H", "kill 3H 4H", "pass", "pass", "pass", "self 4D 7D")
-    assert (g.to_act, g.decision) == (0, "throw-in")
+    assert (g.to_act_seat, g.decision) == (0, "throw-in")
     play_all(g, "pass", "pass", "pass")
-    assert (g.to_act, g.decision) == (1, "throw-in")
+    assert (g.to_act_seat, g.decision) == (1, "throw-in")
     assert moves(g) == {"self 7C 8C", "pass"}
     g.play("self 7C 8C")
     assert g.bout_count == 5
     assert g.table == [("3H", "4H"), ("4D", "7D"), ("7C", "8C")]
-    assert (g.to_act, g.decision) == (0, "throw-in")
+    assert (g.to_act_seat, g.decision) == (0, "throw-in")
     assert moves(g) == {"attack 3C", "attack 4C", "attack 7H", "attack 8H", "pass"}
     play_all(g, "pass", "pass", "pass")
     # the defender holds one card: it is not asked; the bout is beaten off
-    assert (g.to_act, g.decision) == (1, "open")
+    assert (g.to_act_seat, g.decision) == (1, "open")
 
 
 def test_m20_last_card_taken_leaves_no_room_to_give() -> None:
@@ -484,10 +484,10 @@ def test_m20_last_card_taken_leaves_no_room_to_give() -> None:
     g = deal("taraki", C_HANDS, indicator="AS", stock=["5C"])
     play_all(g, "attack 3H", "kill 3H 4H", "pass", "pass", "pass", "self 4D 7D")
     play_all(g, "pass", "pass", "pass", "self 7C 8C", "attack 8H")
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
     assert moves(g) == {"take"}
     g.play("take")
-    assert (g.to_act, g.decision, g.defender) == (2, "open", 3)
+    assert (g.to_act_seat, g.decision, g.defender) == (2, "open", 3)
     assert "8H" in g.hand(1) and g.hand_size(1) == 6
 
 
@@ -508,7 +508,7 @@ def test_m20_self_execution_while_live_cards_remain() -> None:
     g.play("attack 5C 5D")
     assert moves(g, "self") == {"self 5S 9S"}
     g.play("self 5S 9S")
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
     assert g.table == [("5C", None), ("5D", None), ("5S", "9S")]
     assert g.live_cards == ["5C", "5D"]
     assert g.bout_count == 4
@@ -535,7 +535,7 @@ def test_m20_self_execution_refused_without_the_option() -> None:
     assert moves(g, "self") == set()
     refused(g, "self 4D 7D", "without self execution")
     play_all(g, "kill 3H 4H", "pass", "pass", "pass")
-    assert (g.to_act, g.decision) == (1, "open")
+    assert (g.to_act_seat, g.decision) == (1, "open")
 
 
 def test_m20_self_execution_needs_a_played_rank_and_a_beating_card() -> None:
@@ -555,7 +555,7 @@ E_STOCK = ["3C", "3D", "5C", "5D"]
 def e_game(preset: str, **options: str) -> Game:
     g = deal(preset, E_HANDS, indicator="AS", stock=E_STOCK, players=2, **options)
     play_all(g, "attack 2C 2D", "take", "pass", "attack 4D 4H")
-    assert (g.to_act, g.decision, g.hand_size(1)) == (1, "defend", 8)
+    assert (g.to_act_seat, g.decision, g.hand_size(1)) == (1, "defend", 8)
     assert moves(g, "self") == {"self 4C 7C"}
     play_all(g, "self 4C 7C", "self 7D 9D")
     return g
@@ -581,7 +581,7 @@ def test_m20_limit_hand_self_needs_hand_minus_live_at_least_two() -> None:
     g.play("take")
     assert g.hand_size(1) == 6  # 2C 2D 4D 4H and two drawn
     assert {"4D", "4H"} <= set(g.hand(1))
-    assert (g.to_act, g.decision, g.defender) == (0, "open", 1)
+    assert (g.to_act_seat, g.decision, g.defender) == (0, "open", 1)
 
 
 def test_m21_self_execution_with_draw() -> None:
@@ -598,13 +598,13 @@ def test_m21_self_execution_with_draw() -> None:
         assert ("QS" in g.hand(1)) is drawn, preset
         assert g.hand_size(1) == 4 + drawn, preset
         assert g.stock_size == size - drawn, preset
-        assert (g.to_act, g.decision) == (1, "defend"), preset
+        assert (g.to_act_seat, g.decision) == (1, "defend"), preset
 
 
 def test_taraki_mm_starts_with_the_exchange_round() -> None:
     """Preset taraki-mm: trump_exchange=before-first-attack, so the game opens with M4's round."""
     g = deal("taraki-mm", D_HANDS, indicator="AH")
-    assert (g.to_act, g.decision) == (0, "exchange-or-pass")
+    assert (g.to_act_seat, g.decision) == (0, "exchange-or-pass")
 
 
 # --------------------------------------------------------------- M22 killing from the stock
@@ -640,7 +640,7 @@ def test_m22_turned_card_must_kill() -> None:
     size = g.stock_size
     g.play("deck-kill")
     assert g.stock_size == size - 1
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
     assert moves(g) == {"kill 5C 9C"}
     assert "9C" not in g.hand(1)
     refused(g, "take", "take is not possible")
@@ -658,14 +658,14 @@ def test_m22_defender_chooses_which_card_the_turned_card_kills() -> None:
     assert moves(g) == {"kill 5C 3H", "kill 5D 3H"}
     g.play("kill 5D 3H")
     assert g.table == [("5C", None), ("5D", "3H")]
-    assert (g.to_act, g.decision) == (1, "defend")
+    assert (g.to_act_seat, g.decision) == (1, "defend")
 
 
 def test_m22_turned_card_rank_may_be_thrown_in() -> None:
     """M22, M10: a new rank brought by the turned card (9) may be thrown in."""
     g = f_game("9C")
     play_all(g, "deck-kill", "kill 5C 9C", "kill 5D 7D")
-    assert (g.to_act, g.decision) == (0, "throw-in")
+    assert (g.to_act_seat, g.decision) == (0, "throw-in")
     assert moves(g) == {"attack 5S", "attack 9D", "attack 5S 9D", "pass"}
 
 
@@ -675,7 +675,7 @@ def test_m22_turned_card_beating_nothing_is_taken() -> None:
     g = f_game("4S")
     g.play("deck-kill")
     assert "4S" in g.hand(1)
-    assert (g.to_act, g.decision) == (0, "give")
+    assert (g.to_act_seat, g.decision) == (0, "give")
     assert g.table == [("5C", None), ("5D", None)]
     assert moves(g) == {"attack 5S", "pass"}
     refused(g, "attack 4D", "rank was not among")
@@ -683,7 +683,7 @@ def test_m22_turned_card_beating_nothing_is_taken() -> None:
         g.play("pass")
     assert {"4S", "5C", "5D"} <= set(g.hand(1))
     assert g.hand_size(1) == 9
-    assert (g.to_act, g.decision, g.defender) == (2, "open", 3)
+    assert (g.to_act_seat, g.decision, g.defender) == (2, "open", 3)
 
 
 def test_m22_turned_card_beating_nothing_after_a_kill_discards_the_pair() -> None:
@@ -693,10 +693,10 @@ def test_m22_turned_card_beating_nothing_after_a_kill_discards_the_pair() -> Non
     play_all(g, "kill 5D 7D", "deck-kill")
     assert g.table == [("5C", None)]
     assert g.discard_size == 2
-    assert (g.to_act, g.decision) == (0, "give")
+    assert (g.to_act_seat, g.decision) == (0, "give")
     assert moves(g) == {"attack 5S", "pass"}
     g.play("pass")
-    assert (g.to_act, g.decision) == (2, "give")
+    assert (g.to_act_seat, g.decision) == (2, "give")
     assert moves(g) == {"attack 7C", "attack 7S", "attack 7C 7S", "pass"}
 
 
@@ -722,7 +722,7 @@ def g_game(**options: str) -> Game:
     play_all(g, "attack 3C 3D 3H 4C 4D 4H", "take", "attack 5C 5D 5H 6C 6D 6H", "take")
     assert g.stock_size == 4
     assert not g.public[g.stock[-1]]
-    assert (g.to_act, g.defender) == (4, 5)
+    assert (g.to_act_seat, g.defender) == (4, 5)
     g.play("attack 7C 7D")
     assert g.stock_size == 2
     assert g.face[g.stock[-1]] == parse_card("AH")
@@ -748,7 +748,7 @@ def test_m23_exposed_card_stays_known_in_the_drawers_hand() -> None:
     g.play("take")
     while g.decision == "give":
         g.play("pass")
-    assert (g.to_act, g.decision) == (0, "open")
+    assert (g.to_act_seat, g.decision) == (0, "open")
     g.play("attack 3S")
     assert g.stock_size == 1
     assert "AH" in g.hand(0)
@@ -774,7 +774,7 @@ def play_until_seat_loses(g: Game, target: int) -> None:
         texts = [str(m) for m in g.legal_moves()]
         attacks = [t for t in texts if t.startswith("attack") and t != "attack deck"]
         kills = [t for t in texts if t.startswith("kill")]
-        if g.to_act == target:
+        if g.to_act_seat == target:
             if g.decision == "defend":
                 choice = "take"
             elif g.decision == "open":

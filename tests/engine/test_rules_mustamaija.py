@@ -54,11 +54,11 @@ def test_mm1_no_throw_ins_defender_acts_again_and_bout_ends_by_itself() -> None:
     g = four()
     run(g, "1: attack 2D 3D", "2: kill 2D 4D")
     # A live card is left: the defender acts again; nobody else is asked.
-    assert (g.to_act, g.decision, g.table) == (2, "defend", [("2D", "4D"), ("3D", None)])
+    assert (g.to_act_seat, g.decision, g.table) == (2, "defend", [("2D", "4D"), ("3D", None)])
     run(g, "2: kill 3D 2H")
     # No live card: the bout ends at once. Seats 3 and 0 hold cards of the table's ranks
     # (2C 3C 4C, 2S 3S 4S) but nobody throws in: pairs discarded, the defender opens next.
-    assert (g.to_act, g.decision, g.table) == (2, "open", [])
+    assert (g.to_act_seat, g.decision, g.table) == (2, "open", [])
     assert g.discard_size == 4
 
 
@@ -68,7 +68,7 @@ def test_mm1_no_throw_ins_defender_acts_again_and_bout_ends_by_itself() -> None:
 def test_mm2_no_trump_at_the_deal_dealers_left_attacks_its_left() -> None:
     g = deal(FOUR_HANDS, dealer=3, stock=FOUR_STOCK)
     assert g.trump_card is None
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (0, "open", 0, 1)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (0, "open", 0, 1)
     assert g.stock_size == 32
     refused(g, "exchange", "no trump exchange")
 
@@ -117,12 +117,12 @@ def six_after_two_bouts() -> Game:
     assert g.trump_card == "2H"
     assert g.hand(1) == ["7D", "8D", "9D", "10D", "JD"]
     run(g, "2: kill 2C 3H", "2: kill 3C 4H", "2: kill 4C 5H", "2: kill 5C 6H", "2: kill 6C 7H")
-    assert (g.to_act, g.defender, g.stock_size) == (2, 3, 12)
+    assert (g.to_act_seat, g.defender, g.stock_size) == (2, 3, 12)
     run(g, "2: attack 2D 3D 4D 5D 6D")
     run(g, "3: kill 2D 8H", "3: kill 3D 9H", "3: kill 4D 10H", "3: kill 5D JH", "3: kill 6D QH")
     assert g.hand(2) == ["QD", "QS", "KD", "AD", "AS"]
     assert g.hand(3) == ["2S", "3S", "5S", "6S", "7S"]
-    assert (g.to_act, g.defender, g.stock_size) == (3, 4, 2)
+    assert (g.to_act_seat, g.defender, g.stock_size) == (3, 4, 2)
     return g
 
 
@@ -148,7 +148,7 @@ def six_after_three_bouts() -> Game:
 
 def test_mm6_defender_who_covered_all_but_is_out_next_seat_attacks() -> None:
     g = six_after_three_bouts()
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (5, "open", 5, 0)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (5, "open", 5, 0)
 
 
 # --------------------------------------------------------------------------------- MM3
@@ -180,7 +180,7 @@ def test_mm3_with_the_stock_empty_attack_at_most_the_defenders_hand() -> None:
     assert g.is_out(0)
     run(g, "1: take")
     # Seat 1 took, so seat 2 attacks seat 3, who holds two cards.
-    assert (g.to_act, g.attacker, g.defender, g.hand_size(3)) == (2, 2, 3, 2)
+    assert (g.to_act_seat, g.attacker, g.defender, g.hand_size(3)) == (2, 2, 3, 2)
     assert moves(g) == {
         "attack QD",
         "attack KD",
@@ -216,7 +216,7 @@ def test_mm4_nothing_beats_the_queen_of_spades_not_even_a_trump() -> None:
     refused(g, "kill QS AH", "does not beat")
     run(g, "0: kill 2S 2H", "0: take")
     assert "QS" in g.hand(0)
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (1, "open", 1, 0)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (1, "open", 1, 0)
 
 
 # --------------------------------------------------------------------------------- MM5
@@ -225,7 +225,7 @@ def test_mm4_nothing_beats_the_queen_of_spades_not_even_a_trump() -> None:
 def test_mm5_attacker_refills_to_five_right_after_attacking() -> None:
     g = four()
     run(g, "1: attack 2D 3D 6D")
-    assert (g.to_act, g.decision) == (2, "defend")
+    assert (g.to_act_seat, g.decision) == (2, "defend")
     assert g.hand(1) == ["6H", "7D", "8D", "8S", "QS"]
     assert g.stock_size == 32 - 3
 
@@ -258,14 +258,14 @@ def test_mm5_defender_covers_one_card_at_a_time() -> None:
 def test_mm6_all_covered_defender_attacks_next_and_refills() -> None:
     g = four()
     run(g, "1: attack 2D 3D", "2: kill 2D 4D", "2: kill 3D 2H")
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (2, "open", 2, 3)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (2, "open", 2, 3)
     assert g.hand(2) == ["8D", "9C", "9H", "10C", "JC"]  # refilled from the stock
 
 
 def test_mm6_defender_who_took_is_skipped() -> None:
     g = four()
     run(g, "1: attack 2D 3D", "2: kill 2D 4D", "2: take")
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (3, "open", 3, 0)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (3, "open", 3, 0)
     assert g.hand(2) == ["2H", "3D", "9C", "10C", "JC"]  # five: nothing to draw
 
 
@@ -277,10 +277,10 @@ def test_mm7_an_empty_hand_leaves_play_at_once() -> None:
     run(g, "5: attack 7C 8C 9C 10C JC")
     # Seat 5 laid its last cards with the stock empty: it is out before seat 0 answers.
     assert g.is_out(5) and g.hand_size(5) == 0
-    assert (g.to_act, g.decision, g.is_over) == (0, "defend", False)
+    assert (g.to_act_seat, g.decision, g.is_over) == (0, "defend", False)
     run(g, "0: kill 7C QC", "0: kill 8C KC", "0: kill 9C AC", "0: kill 10C KH", "0: kill JC AH")
     assert g.is_out(0)
-    assert (g.to_act, g.attacker, g.defender) == (1, 1, 2)
+    assert (g.to_act_seat, g.attacker, g.defender) == (1, 1, 2)
 
 
 def test_mm7_the_last_player_holding_cards_loses() -> None:
@@ -293,14 +293,14 @@ def test_mm7_the_last_player_holding_cards_loses() -> None:
     assert moves(g) == {"take"}  # QS covers nothing, AS is no trump
     run(g, "2: take")
     assert g.hand(2) == ["10D", "JD", "QS", "AS"]
-    assert (g.to_act, g.defender) == (3, 2)
+    assert (g.to_act_seat, g.defender) == (3, 2)
     run(g, "3: attack 2H", "2: take")
-    assert (g.to_act, g.defender) == (3, 2)
+    assert (g.to_act_seat, g.defender) == (3, 2)
     # Seat 3 lays its last card: only seat 2 holds cards, so it has lost at once, although
     # AS could cover 4S.
     run(g, "3: attack 4S")
-    assert g.is_over and g.to_act is None
-    assert g.loser == 2 and g.losers == [2]
+    assert g.is_over and g.to_act_seat < 0
+    assert g.loser == 2 and list(g.loser_seats) == [2]
 
 
 # ----------------------------------------------------------------------- seed 004 example
@@ -320,4 +320,4 @@ def test_mm_worked_example_from_the_seed() -> None:
     run(g, "0: kill 6H 8H", "0: kill 10H 3C")
     assert g.table == [] and g.discard_size == 4
     assert g.hand(0) == ["7D", "8D", "JD", "QD", "QS"]  # refilled to five
-    assert (g.to_act, g.decision, g.attacker, g.defender) == (0, "open", 0, 1)
+    assert (g.to_act_seat, g.decision, g.attacker, g.defender) == (0, "open", 0, 1)

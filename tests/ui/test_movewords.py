@@ -41,7 +41,7 @@ def test_every_legal_move_in_finnish_reads_back_as_itself(finnish: None, preset:
         for _ in range(400):
             if game.is_over:
                 break
-            seat = game.to_act
+            seat = game.to_act_seat
             assert seat is not None
             view, legal = game.view(seat), game.legal_moves()
             for move in legal:

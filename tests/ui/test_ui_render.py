@@ -119,10 +119,12 @@ def _face(card: str) -> str:
 def test_out_and_lost_are_shown_at_the_end() -> None:
     game = _games("moska", 3, seed=2)[-1]
     assert game.is_over
-    text = strip_ansi(render_table(game.view(0), NAMES[:3], losers=game.losers, color=False))
+    text = strip_ansi(
+        render_table(game.view(0), NAMES[:3], losers=list(game.loser_seats), color=False)
+    )
     seat_lines = text.split("\n")[2:5]
     for seat in range(3):
-        if seat in game.losers:
+        if seat in game.loser_seats:
             assert "LOST" in seat_lines[seat]
         else:
             assert " out" in seat_lines[seat]

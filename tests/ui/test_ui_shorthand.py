@@ -118,7 +118,7 @@ def test_a_lone_pass_is_answered_without_asking() -> None:
     player = TerminalPlayer(
         ["a", "b", "c"], stdin=io.StringIO(""), stdout=out, interactive=False, auto_pass=0
     )
-    seat = game.to_act
+    seat = game.to_act_seat
     assert str(player.choose(game.view(seat), game.legal_moves())) == "pass"
     assert "passing for you" in out.getvalue()
 
@@ -129,7 +129,7 @@ def test_a_refusal_says_you_to_the_person_and_stays_seat_neutral_in_the_engine()
     game = new_game("durak", players=3, seed=2)
     while game.decision != "open":
         game.play(game.legal_moves()[0])
-    seat = game.to_act
+    seat = game.to_act_seat
     with pytest.raises(IllegalMove, match=f"seat {seat} must open the bout"):
         game.copy().play("take", seat=seat)
     view = game.view(seat)
