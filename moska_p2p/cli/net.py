@@ -44,7 +44,7 @@ BOT_TIMEOUT, PERSON_TIMEOUT = 30.0, 300.0
 """The table's default timeout (seconds a peer may take to answer): bots, or a person."""
 
 
-def _parse_address(text: str) -> tuple[str, int]:
+def parse_address(text: str) -> tuple[str, int]:
     host, sep, port = text.strip().rpartition(":")
     host = host.strip("[]")  # [::1]:7000
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
@@ -792,7 +792,7 @@ def join(
             raise fail("an invite already pins the host's key: leave out --expect")
     elif not listen:
         raise fail("--no-listen needs an invite with a relay (moska join moska:...)")
-    target = _parse_address(text) if text is not None and invite is None else None
+    target = parse_address(text) if text is not None and invite is None else None
     expected = _parse_expect(expect)
     ident, made = _prepare(bot, name, identity, seed, verbose, auto_pass, transcript, plain)
     from ..net.node import Node

@@ -53,11 +53,11 @@ def watch(
         stream=sys.stderr,
     )
     from ..net.invite import looks_like_invite
-    from .net import _parse_address
+    from .net import parse_address
     from .relay import parse_invite_or_exit
 
     invite = parse_invite_or_exit(address) if looks_like_invite(address) else None
-    target = _parse_address(address) if invite is None else None
+    target = parse_address(address) if invite is None else None
     if transcript is not None:
         check_file(transcript, "--transcript", make_parents=True)
     import trio
