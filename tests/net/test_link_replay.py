@@ -65,6 +65,7 @@ class _Session:
     named is kept, so a replayed one shows as a state asked for twice."""
 
     seat_of: dict[bytes, int] = {}  # noqa: RUF012
+    peers: dict[bytes, object] = {}  # noqa: RUF012 - the roster whose contact clocks the runner reads: none here
 
     def __init__(self, me: bytes) -> None:
         self.me = me
