@@ -390,7 +390,7 @@ def echo_line(text: str) -> None:
     print(text, flush=True)
 
 
-def _discovery_settings() -> Settings:
+def discovery_settings() -> Settings:
     from ..net.discovery import DiscoveryError, Settings
 
     try:
@@ -405,7 +405,7 @@ def _look(wait: float) -> Found:
 
     from ..net.discovery import DiscoveryError, find_tables
 
-    settings = _discovery_settings()
+    settings = discovery_settings()
     try:
         return trio.run(find_tables, wait, settings)
     except DiscoveryError as error:
@@ -422,7 +422,7 @@ def _list_tables(found: list[FoundTable]) -> None:
         typer.echo(f"  {number}. {table.describe()}")
 
 
-def _parse_expect(text: str | None) -> bytes | str | None:
+def parse_expect(text: str | None) -> bytes | str | None:
     """``--expect``: a full public key (64 hex digits) or a full fingerprint (32)."""
     from ..crypto.identity import parse_fingerprint
 
@@ -440,7 +440,7 @@ def _parse_expect(text: str | None) -> bytes | str | None:
         raise fail(f"--expect: {error}") from None
 
 
-def _matches(key: bytes, expect: bytes | str | None) -> bool:
+def key_matches(key: bytes, expect: bytes | str | None) -> bool:
     from ..crypto.identity import fingerprint_of
 
     if expect is None:
@@ -461,10 +461,10 @@ def _choose_table(wait: float, expect: bytes | str | None = None) -> FoundTable:
     if len(found) < len(everything):
         typer.echo(f"skipping {len(everything) - len(found)} table(s) of another protocol version")
     if expect is not None:
-        others = [t for t in found if not _matches(t.key, expect)]
+        others = [t for t in found if not key_matches(t.key, expect)]
         if others:
             typer.echo(f"skipping {len(others)} table(s) of another host than --expect says")
-        found = [t for t in found if _matches(t.key, expect)]
+        found = [t for t in found if key_matches(t.key, expect)]
     if not found:
         raise fail(
             f"no open table found on the LAN in {wait:g} s; pass the table's HOST:PORT"
@@ -671,7 +671,7 @@ def host(
         raise fail("--no-listen needs --relay: the players must reach this host somehow")
 
     if announce:
-        _discovery_settings()  # a bad MOSKA_DISCOVERY is an error before anything starts
+        discovery_settings()  # a bad MOSKA_DISCOVERY is an error before anything starts
     ident, made = _prepare(bot, name, identity, seed, verbose, auto_pass, transcript, plain)
     if timeout is None:
         timeout = BOT_TIMEOUT if bot is not None else PERSON_TIMEOUT
@@ -793,7 +793,7 @@ def join(
     elif not listen:
         raise fail("--no-listen needs an invite with a relay (moska join moska:...)")
     target = parse_address(text) if text is not None and invite is None else None
-    expected = _parse_expect(expect)
+    expected = parse_expect(expect)
     ident, made = _prepare(bot, name, identity, seed, verbose, auto_pass, transcript, plain)
     from ..net.node import Node
 

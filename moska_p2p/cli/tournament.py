@@ -1,8 +1,9 @@
 """``moska tournament``: a club event of several tables and rounds, with no referee.
 
-``moska tournament direct`` opens the event (its settings, who may enter) and carries the
-statements; ``moska tournament enter HOST:PORT`` enters it, as the person at the terminal or
-as a bot, and plays each round's table on its own (docs/TOURNAMENT.md).
+``moska tournament direct`` opens the event (its settings, who may enter), announces it on
+the LAN while its entry is open, and carries the statements; ``moska tournament enter
+HOST:PORT`` (or with no address: an event found on the LAN) enters it, as the person at the
+terminal or as a bot, and plays each round's table on its own (docs/TOURNAMENT.md).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import contextlib
 import logging
 import secrets
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     import trio
 
     from ..crypto.identity import Identity
+    from ..event import FoundEvent
     from ..tournament import BoardState
     from ..ui import BoardScreen
 
@@ -178,11 +181,14 @@ def _run(main: Any) -> int:
 def tournament(
     action: str = typer.Argument(
         ...,
-        help="direct: open an event and run it; enter: play in one (HOST:PORT); report:"
-        " write an event folder's report again; leaderboard: show the club's.",
+        help="direct: open an event and run it; enter: play in one (HOST:PORT, or none: look"
+        " on the LAN); report: write an event folder's report again; leaderboard: show the"
+        " club's.",
     ),
     address: str | None = typer.Argument(
-        None, help="enter: the director's HOST:PORT, as it printed it; report: the EVENT_FOLDER."
+        None,
+        help="enter: the director's HOST:PORT, as it printed it (without it, look for events on"
+        " the LAN and enter the one found, or choose among several); report: the EVENT_FOLDER.",
     ),
     name: str | None = typer.Option(
         None, help="The event's name (direct), or your name in it (enter)."
@@ -221,6 +227,23 @@ def tournament(
     port: int = typer.Option(0, min=0, max=65535, help="direct: port to listen on (0: any)."),
     wait: float = typer.Option(
         600.0, min=1.0, help="Seconds to wait for the director (enter) or a stage (direct)."
+    ),
+    announce: bool = typer.Option(
+        True,
+        "--announce/--no-announce",
+        help="direct: announce the event on the LAN until its entry is full.",
+    ),
+    look: float = typer.Option(
+        3.0, min=0.1, max=60.0, help="enter: seconds to look for events on the LAN (no HOST:PORT)."
+    ),
+    event: str | None = typer.Option(
+        None, help="enter, no HOST:PORT: the event of this name (of several on the LAN)."
+    ),
+    expect: str | None = typer.Option(
+        None,
+        "--expect",
+        help="enter, no HOST:PORT: the director's fingerprint (all 32 hex digits, as it prints"
+        " it) or its full key: enter no other director's event.",
     ),
     plain: bool = typer.Option(
         False, "--plain", help="enter: lines instead of the full-screen table (no --bot)."
@@ -267,13 +290,26 @@ def tournament(
                 port,
                 wait,
                 file,
+                announce,
             )
         )
     if action == "enter":
-        if address is None:
-            raise fail("enter: name the director's HOST:PORT (it printed it)")
+        choice = EventChoice(look, expect, event)
         raise typer.Exit(
-            _enter(address, name, bot, program, identity, folder, bind, wait, quiet, plain, file)
+            _enter(
+                address,
+                name,
+                bot,
+                program,
+                identity,
+                folder,
+                bind,
+                wait,
+                quiet,
+                plain,
+                file,
+                choice,
+            )
         )
     if action == "report":
         if address is None:
@@ -300,6 +336,7 @@ def _direct(
     port: int,
     wait: float,
     leaderboard: Path | None = None,
+    announce: bool = False,
 ) -> int:
     from ..event.carrier import DirectorNode, DirectorOptions
     from ..event.folder import is_event_folder, load
@@ -333,9 +370,14 @@ def _direct(
         spec, nonce = entry.spec, entry.nonce
         typer.echo(f"resuming the event of {where}")
     where.mkdir(parents=True, exist_ok=True)
+    if announce:
+        from .net import discovery_settings
+
+        discovery_settings()  # a bad MOSKA_DISCOVERY is an error before anything starts
     options = DirectorOptions(
-        me, spec, nonce, entrants, where, bind, port, show=_print_board, stage_timeout=wait
-    )
+        me, spec, nonce, entrants, where, bind, port, show=_print_board, stage_timeout=wait,
+        announce=announce,
+    )  # fmt: skip
     code = _run(DirectorNode(options).run)
     if code == 0:
         _keep(where, leaderboard)
@@ -344,7 +386,7 @@ def _direct(
 
 
 def _enter(
-    address: str,
+    address: str | None,
     name: str | None,
     bot: str | None,
     program: str | None,
@@ -355,6 +397,7 @@ def _enter(
     quiet: bool,
     plain: bool = False,
     leaderboard: Path | None = None,
+    choice: EventChoice | None = None,
 ) -> int:
     from ..bots.loader import BotLoadError, load_bot
     from ..event.carrier import EntrantNode, EntrantOptions
@@ -363,11 +406,6 @@ def _enter(
     from ..table.networked import BotAtTable, PersonAtTable
     from ..tournament import BOT, PERSON
 
-    host, sep, port_text = address.strip().rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise fail(f'"{address}" is not the director\'s HOST:PORT (e.g. 192.168.1.20:7000)')
-    port = int(port_text)
     if bot is not None and program is not None:
         raise fail("--bot or --program, not both")
     spec = f"exec:{program}" if program is not None else bot
@@ -377,6 +415,21 @@ def _enter(
             load_bot(spec)  # refused here, before anything is opened
         except (BotLoadError, ValueError) as error:
             raise fail(str(error)) from None
+    found: FoundEvent | None = None
+    if address is None:  # an event found on the LAN, its director's key pinned
+        found = find_event(choice or EventChoice(), automatic=spec is not None)
+        address = found.endpoint
+        typer.echo(
+            f"entering the event at {address} (after a crash, come back with its address:"
+            f" moska tournament enter {address} and the same --folder)"
+        )
+    elif choice is not None and (choice.expect is not None or choice.event is not None):
+        raise fail("--event and --expect choose among the events on the LAN: no HOST:PORT")
+    host, sep, port_text = address.strip().rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise fail(f'"{address}" is not the director\'s HOST:PORT (e.g. 192.168.1.20:7000)')
+    port = int(port_text)
     me = _identity(identity, spec, name)
     seat_name = name or (Path(bot.split(":")[0]).stem if bot else "program" if program else "")
     if not seat_name:  # a person: the login name, as at a table
@@ -406,6 +459,10 @@ def _enter(
         show=lambda board: _print_board(board, me.public_bytes, live=spec is not None),
         connect_wait=wait,
     )
+    if found is not None:
+        from ..event import Pin
+
+        options.pin = Pin.of(found)
     person: PersonBoard | None = None
     if spec is None and not plain and sys.stdin.isatty() and sys.stdout.isatty():
         person = PersonBoard(me.public_bytes)
@@ -419,6 +476,77 @@ def _enter(
         _keep(where, leaderboard)
     typer.echo(f"the event folder: {where} (moska verify {where})")
     return code if code in (0, EXIT_INTERRUPTED) else EXIT_FAILED
+
+
+@dataclass(frozen=True)
+class EventChoice:
+    """How ``enter`` with no address picks an event on the LAN: how long to look, and the
+    director's key (``--expect``) or the event's name (``--event``) when several are open."""
+
+    look: float = 3.0
+    expect: str | None = None
+    event: str | None = None
+
+
+def find_event(choice: EventChoice, *, automatic: bool) -> FoundEvent:
+    """The event ``enter`` with no address enters: the only one found (a bot's, or one named
+    by ``--event``/``--expect``, is taken; a person says yes on a terminal), or the one a
+    person picks from a numbered list; exit 2 when there is none, or several and nobody to
+    choose (``automatic``: a bot or a program enters)."""
+    import trio
+
+    from ..event import find_events
+    from ..net.discovery import DiscoveryError, pick_table
+    from .net import discovery_settings, join_the_only_table, key_matches, parse_expect
+
+    pinned = parse_expect(choice.expect)
+    settings = discovery_settings()
+    typer.echo(f"looking for events on the LAN for {choice.look:g} s...")
+    try:
+        found = trio.run(find_events, choice.look, settings).events
+    except DiscoveryError as error:
+        raise fail(
+            f"{error}; an event can always be entered with: moska tournament enter HOST:PORT",
+            EXIT_FAILED,
+        ) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    named = choice.event.casefold() if choice.event is not None else None
+    wanted = [
+        e for e in found
+        if key_matches(e.key, pinned) and (named is None or e.name.casefold() == named)
+    ]  # fmt: skip
+    if len(wanted) < len(found):
+        typer.echo(f"skipping {len(found) - len(wanted)} event(s) that --event/--expect leave out")
+    if not wanted:
+        raise fail(
+            f"no open event found on the LAN in {choice.look:g} s; pass the director's"
+            " HOST:PORT (it prints it), e.g. moska tournament enter 192.168.1.20:41234"
+        )
+    chosen = automatic or pinned is not None or named is not None
+    if len(wanted) == 1:
+        typer.echo(f"found one event: {wanted[0].describe()}")
+        if not join_the_only_table(chosen, sys.stdin.isatty(), input):
+            raise fail(
+                "not entered: an event found on the LAN may be a stranger's; enter it by its"
+                " address (moska tournament enter HOST:PORT, as its director printed it), or"
+                " name it with --event NAME or --expect FINGERPRINT, or answer y when asked"
+                " on a terminal"
+            )
+        return wanted[0]
+    typer.echo(f"found {len(wanted)} events:")
+    for number, each in enumerate(wanted, 1):
+        typer.echo(f"  {number}. {each.describe()}")
+    if automatic or not sys.stdin.isatty():
+        raise fail(
+            "several events are open on the LAN: choose one with --event NAME or --expect"
+            " FINGERPRINT (its director's, as listed), or give its HOST:PORT"
+        )
+    picked = pick_table(wanted, input, "enter which event?")
+    if picked is None:
+        raise fail("no event chosen; pass its director's HOST:PORT to enter it directly")
+    return picked
 
 
 def verify_events(folders: list[Path], as_json: bool) -> int:

@@ -1,7 +1,8 @@
 """A club event carried between the members' machines (trio): the director's and the
 entrants' network side (:mod:`.carrier`), each round's tables played with the network node
 (:mod:`.tables`), the event folder every member keeps with the check that proves its
-standings (:mod:`.folder`), and the board and the report drawn from it (:mod:`.results`):
+standings (:mod:`.folder`), the board and the report drawn from it (:mod:`.results`), and the
+event's announcement on the LAN while its entry is open (:mod:`.lan`):
 ``moska tournament`` and ``moska verify EVENT_FOLDER``. The rules of the event are the
 sans-IO :mod:`moska_p2p.tournament`.
 
@@ -18,6 +19,7 @@ from .folder import (
     load,
     verify_event,
 )
+from .lan import FoundEvent, Pin, find_events
 from .results import board_state, event_results, game_transcripts, write_report
 from .tables import Seat
 
@@ -30,9 +32,12 @@ __all__ = [
     "EntrantNode",
     "EntrantOptions",
     "EventReport",
+    "FoundEvent",
+    "Pin",
     "Seat",
     "board_state",
     "event_results",
+    "find_events",
     "game_transcripts",
     "is_event_folder",
     "load",

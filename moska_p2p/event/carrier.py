@@ -36,6 +36,7 @@ from ..tournament.record import EventRecord, EventState, follow, table_open
 from ..tournament.service import Director, EntrantRole, TableToPlay, enter
 from ..tournament.signed import ENTER, TABLE
 from .folder import EVENT_FILE, load, save, write_standings
+from .lan import Pin, pin_refusal
 from .results import board_state, standings_text
 from .tables import Seat, play_table, result_of, table_played
 
@@ -98,6 +99,7 @@ class DirectorOptions:
     echo: Callable[[str], None] = print
     show: BoardPrinter | None = None
     stage_timeout: float = STAGE_TIMEOUT
+    announce: bool = False  # announce the event on the LAN while its entry is open (.lan)
 
 
 @dataclass
@@ -135,10 +137,33 @@ class DirectorNode:
             for listener in listeners:
                 nursery.start_soon(trio.serve_listeners, self._serve, [listener])
             nursery.start_soon(self._ticker)
+            if self.o.announce and follow(self.record).entry is None:
+                nursery.start_soon(self._beacon, port)
             await self.done.wait()
             await trio.sleep(1.0)  # the last statements reach everyone
             nursery.cancel_scope.cancel()
         return 0
+
+    async def _beacon(self, port: int) -> None:
+        """Announce the event on the LAN until its entry is full; a failure only costs the
+        announcement, never the event."""
+        from ..net.discovery import DiscoveryError
+        from .lan import EntryStatus, announce_event
+
+        def status() -> EntryStatus:
+            entered = len(self.role.entrants)
+            return EntryStatus(entered, entered < self.o.entrants)
+
+        try:
+            await announce_event(
+                self.o.identity, self.o.spec, self.role.event, port=port,
+                wanted=self.o.entrants, status=status, bind=self.o.bind,
+                ready=lambda where: self.o.echo(
+                    f"{where}: find it with moska tournament enter (no address)"
+                ),
+            )  # fmt: skip
+        except* (OSError, DiscoveryError) as group:
+            log.warning("cannot announce the event on the LAN: %s", group.exceptions[0])
 
     async def _ticker(self) -> None:
         """The director's decisions, and the folder, once a tick: a stage's statements come
@@ -306,6 +331,7 @@ class EntrantOptions:
     show: BoardPrinter | None = None
     connect_wait: float = 600.0
     before_table: Callable[[], None] | None = None  # the terminal is the table's from now
+    pin: Pin | None = None  # the director's key and event, as announced on the LAN (.lan)
 
 
 class EntrantNode:
@@ -368,6 +394,13 @@ class EntrantNode:
 
                 assert isinstance(rest[1], bytes) and isinstance(rest[2], bytes)
                 event = event_id(spec, rest[1], rest[2])
+                refusal = pin_refusal(self.o.pin, rest[1], event)
+                if refusal is not None:
+                    self.o.echo(f"error: {refusal}")
+                    self.code = 1
+                    self.done.set()
+                    nursery.cancel_scope.cancel()
+                    return
                 if self.event is not None and event != self.event:
                     self.o.echo("error: this folder holds another event")
                     self.code = 1

@@ -19,7 +19,20 @@ outcome, invites, known peers, saved games, discovery, the relay, a spectator) a
 table's network seat (the port).
 """
 
-from .discovery import DiscoveryError, Found, FoundTable, Settings, find_tables, pick_table
+from .discovery import (
+    BEACON_INTERVAL,
+    TABLE_TAG,
+    DiscoveryError,
+    Found,
+    FoundTable,
+    Newest,
+    Settings,
+    find_tables,
+    listen_for_beacons,
+    open_beacon,
+    pick_table,
+    send_beacon,
+)
 from .invite import PREFIX, Invite, InviteError, looks_like_invite, parse_invite
 from .known import (
     STATEMENT,
@@ -47,17 +60,19 @@ from .persist import (
 from .port import GamePort, Player, TableWait, table_wait
 from .relay import RelayServer
 from .relay_proto import ROOM_SIZE, Caps
-from .state import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, NodeOptions, Outcome
+from .state import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, NodeOptions, Outcome, printable
 from .watch import Watcher, WatchOptions
 from .wire import FrameStream, prefixed
 
 __all__ = [
+    "BEACON_INTERVAL",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "PREFIX",
     "ROOM_SIZE",
     "STATEMENT",
+    "TABLE_TAG",
     "Caps",
     "DiscoveryError",
     "Found",
@@ -68,6 +83,7 @@ __all__ = [
     "InviteError",
     "KnownPeers",
     "KnownPeersError",
+    "Newest",
     "Node",
     "NodeOptions",
     "Outcome",
@@ -87,15 +103,19 @@ __all__ = [
     "find_tables",
     "key_change_statement",
     "listen_failure",
+    "listen_for_beacons",
     "load_saved",
     "load_secret",
     "looks_like_invite",
+    "open_beacon",
     "parse_invite",
     "parse_statement",
     "pick_table",
     "prefixed",
+    "printable",
     "resume_path",
     "secret_path",
+    "send_beacon",
     "table_wait",
     "write_private",
 ]

@@ -27,9 +27,13 @@ with the key ``"moska-table"`` (the announcement format, 1):
 ``seq``      counts the host's announcements of this table: the highest is the newest state
 ``open``     false in the last announcement, when the table filled or closed
 
-Extra fields are allowed (a later format may add some). The signature proves who announced a
-table, not where it is: anyone can replay a signed announcement from another address, so
-``moska join`` checks that the key answering at the address is the one that announced it.
+Extra fields are allowed (a later format may add some). Club events announce themselves on
+the same group with a second format, ``"moska-event"`` (:mod:`moska_p2p.event.lan`): each
+listener keeps the datagrams of its own format and ignores the other's.
+
+The signature proves who announced a table, not where it is: anyone can replay a signed
+announcement from another address, so ``moska join`` checks that the key answering at the
+address is the one that announced it.
 
 **Configuration** (environment, so tests and unusual networks need no option):
 ``MOSKA_DISCOVERY`` is ``GROUP:PORT`` (or ``off``); ``MOSKA_DISCOVERY_IF`` is the local IPv4
@@ -50,6 +54,7 @@ import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 import trio
 
@@ -74,6 +79,7 @@ from ..protocol.frames import (
     signed_frame,
     unpack,
 )
+from .state import printable
 from .wire import MAX_NAME
 
 log = logging.getLogger("moska_p2p.net")
@@ -83,17 +89,22 @@ __all__ = [
     "DEFAULT_PORT",
     "ENV_GROUP",
     "ENV_INTERFACE",
+    "Announced",
     "Collector",
     "DiscoveryError",
     "Found",
     "FoundTable",
+    "Newest",
     "Settings",
     "TableStatus",
     "announce",
     "announcement",
     "find_tables",
+    "listen_for_beacons",
+    "open_beacon",
     "parse_announcement",
     "pick_table",
+    "send_beacon",
 ]
 
 DEFAULT_GROUP = "239.255.77.54"
@@ -102,7 +113,7 @@ ENV_GROUP = "MOSKA_DISCOVERY"
 ENV_INTERFACE = "MOSKA_DISCOVERY_IF"
 LOOPBACK = "127.0.0.1"
 
-INTERVAL = 1.0
+BEACON_INTERVAL = 1.0
 """Seconds between two announcements of an open table."""
 
 TTL = 1
@@ -111,11 +122,11 @@ TTL = 1
 MAX_DATAGRAM = 2048
 """A longer datagram is no announcement (a real one is about 300 bytes)."""
 
-TAG = "moska-table"
+TABLE_TAG = "moska-table"
 FORMAT = 1
 
 _SPEC: Spec = {
-    TAG: int,
+    TABLE_TAG: int,
     "key": Field(bytes, length=PUBLIC_KEY_SIZE),
     "name": str,
     "preset": str,
@@ -224,7 +235,7 @@ def announcement(
 ) -> bytes:
     """The signed datagram announcing a table (see the module docstring)."""
     body = {
-        TAG: FORMAT,
+        TABLE_TAG: FORMAT,
         "key": identity.public_bytes,
         "name": name[:MAX_NAME],
         "preset": config.preset,
@@ -268,6 +279,10 @@ class FoundTable:
         return f"{self.address}:{self.port}"
 
     @property
+    def tag(self) -> bytes:
+        return self.table
+
+    @property
     def compatible(self) -> bool:
         """Whether this program speaks the table's protocol version."""
         return self.version == PROTOCOL_VERSION
@@ -290,32 +305,38 @@ class FoundTable:
         return line
 
 
-def _printable(text: str) -> str:
-    return "".join(c if c.isprintable() else "?" for c in text)
-
-
-def parse_announcement(data: bytes, address: str) -> FoundTable:
-    """A verified announcement; :class:`FrameError` for anything else (not an announcement,
-    malformed, or a signature that does not match its key)."""
+def open_beacon(data: bytes, tag: str, spec: Spec) -> tuple[dict[str, object], bytes]:
+    """The fields of a signed beacon datagram in the announcement format ``tag`` (checked
+    against ``spec``, extra fields allowed) and its verified key; :class:`FrameError` for
+    anything else: not a beacon, another format's announcement, malformed, or a signature
+    that does not match its key. Every announcement format (tables here, events in
+    :mod:`moska_p2p.event.lan`) is opened by this one gate."""
     if not LENGTH_SIZE < len(data) <= MAX_DATAGRAM:
         raise FrameError(f"a datagram of {len(data)} bytes is no announcement")
     if int.from_bytes(data[:LENGTH_SIZE], "big") != len(data) - LENGTH_SIZE:
         raise FrameError("the length prefix does not match the datagram")
     kind, payload, signature = open_frame(bytes(data[LENGTH_SIZE:]))
     if kind != BEACON:
-        raise FrameError(f"a {kind} frame is no table announcement")
+        raise FrameError(f"a {kind} frame is no announcement")
     obj = unpack(payload)  # at most 1 KiB (open_frame checked the cap): bounded
-    if not isinstance(obj, dict) or TAG not in obj:
-        raise FrameError("not a table announcement")
+    if not isinstance(obj, dict) or tag not in obj:
+        raise FrameError(f"not a {tag} announcement")
     if len(obj) > 32:
         raise FrameError("an announcement with too many fields")
-    fields = check_fields(obj, _SPEC, allow_extra=True)
+    fields = check_fields(obj, spec, allow_extra=True)
     # Each field read as its checked type (require checks it again, and says so to mypy).
     key = require(fields, "key", bytes)
     if not is_acceptable_public_key(key):
         raise FrameError("an announcement from a key that cannot be a player's")
     if not verify(key, BEACON, payload, signature):
         raise FrameError("an announcement with a bad signature")
+    return fields, key
+
+
+def parse_announcement(data: bytes, address: str) -> FoundTable:
+    """A verified table announcement; :class:`FrameError` for anything else (not an
+    announcement, an event's, malformed, or a signature that does not match its key)."""
+    fields, key = open_beacon(data, TABLE_TAG, _SPEC)
     options = require(fields, "options", dict)
     if not all(isinstance(v, str) for v in options.values()):
         raise FrameError("table options must be text")
@@ -334,13 +355,11 @@ def parse_announcement(data: bytes, address: str) -> FoundTable:
         address=address,
         port=port,
         key=key,
-        name=_printable(name[:MAX_NAME]),
-        preset=_printable(preset[:MAX_NAME]),
+        name=printable(name[:MAX_NAME]),
+        preset=printable(preset[:MAX_NAME]),
         players=players,
         seats=seats,
-        options={
-            _printable(str(k)[:MAX_NAME]): _printable(v[:MAX_NAME]) for k, v in options.items()
-        },
+        options={printable(str(k)[:MAX_NAME]): printable(v[:MAX_NAME]) for k, v in options.items()},
         timeout=timeout,
         version=version,
         table=tag,
@@ -349,28 +368,69 @@ def parse_announcement(data: bytes, address: str) -> FoundTable:
     )
 
 
-class Collector:
-    """Announcements in, tables out (sans-IO): the newest state of each table, by host key and
-    port; a datagram that is not a verified announcement is counted and otherwise ignored."""
+class Announced(Protocol):
+    """What :class:`Newest` needs of a parsed announcement of any format."""
 
-    def __init__(self) -> None:
-        self.latest: dict[tuple[bytes, int], FoundTable] = {}
+    @property
+    def key(self) -> bytes: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def tag(self) -> bytes: ...  # a new table or event on the same key and port
+    @property
+    def seq(self) -> int: ...
+
+
+A = TypeVar("A", bound=Announced)
+
+
+class Newest(Generic[A]):
+    """Datagrams in, the newest state of each announcer out (sans-IO), by its key and port; a
+    datagram ``parse`` refuses is counted and otherwise ignored."""
+
+    def __init__(self, parse: Callable[[bytes, str], A]) -> None:
+        self.parse = parse
+        self.latest: dict[tuple[bytes, int], A] = {}
         self.received = 0
         self.ignored = 0
 
-    def feed(self, data: bytes, address: str) -> FoundTable | None:
+    def feed(self, data: bytes, address: str) -> A | None:
         self.received += 1
         try:
-            found = parse_announcement(data, address)
+            found = self.parse(data, address)
         except Exception as error:  # untrusted bytes: whatever fails, the datagram is ignored
             self.ignored += 1
             log.debug("ignored a datagram from %s: %s", address, error)
             return None
         ident = (found.key, found.port)
         old = self.latest.get(ident)
-        if old is None or found.table != old.table or found.seq > old.seq:
+        if old is None or found.tag != old.tag or found.seq > old.seq:
             self.latest[ident] = found
         return found
+
+
+class Collector:
+    """Announcements in, tables out (sans-IO): the newest state of each table, by host key and
+    port; a datagram that is not a verified table announcement (an event's too) is counted
+    and otherwise ignored."""
+
+    def __init__(self) -> None:
+        self.newest = Newest(parse_announcement)
+
+    @property
+    def latest(self) -> dict[tuple[bytes, int], FoundTable]:
+        return self.newest.latest
+
+    @property
+    def received(self) -> int:
+        return self.newest.received
+
+    @property
+    def ignored(self) -> int:
+        return self.newest.ignored
+
+    def feed(self, data: bytes, address: str) -> FoundTable | None:
+        return self.newest.feed(data, address)
 
     def tables(self) -> list[FoundTable]:
         """The open tables, by host name and address."""
@@ -433,27 +493,26 @@ async def _receiver(settings: Settings) -> trio.socket.SocketType:
 # ---------------------------------------------------------------------------- the two sides
 
 
-async def announce(
-    identity: Identity,
-    config: TableConfig,
+async def send_beacon(
+    datagram: Callable[[bool], tuple[bytes, bool]],
     *,
-    name: str,
-    port: int,
-    status: Callable[[], TableStatus],
+    what: str,
     bind: str = "0.0.0.0",
     settings: Settings | None = None,
-    interval: float = INTERVAL,
+    interval: float = BEACON_INTERVAL,
     ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Announce a table every ``interval`` seconds until ``status()`` says it is closed or
-    this task is cancelled; either way a last announcement marked closed goes out. A send that
-    fails is logged and tried again at the next beat (the network may come up)."""
+    """Send ``datagram(closing)`` (the next signed announcement, and whether it says open)
+    every ``interval`` seconds until one says closed or this task is cancelled; either way a
+    last one marked closed (``closing``) goes out. A send that fails is logged and tried again
+    at the next beat (the network may come up). ``what`` names the announced thing in the
+    log ("the table")."""
     settings = settings or Settings.from_env()
     if not settings.enabled:
         return
     interfaces = announce_interfaces(settings, bind)
     if not interfaces:
-        log.info("not announcing the table: %s is not an IPv4 address", bind)
+        log.info("not announcing %s: %s is not an IPv4 address", what, bind)
         return
     senders: list[tuple[str, trio.socket.SocketType]] = []
     for interface in interfaces:
@@ -465,7 +524,6 @@ async def announce(
         return
     destination = (settings.group, settings.port)
     failing: set[str] = set()
-    seq = 0
 
     async def send(data: bytes) -> None:
         for label, sock in senders:
@@ -474,35 +532,86 @@ async def announce(
             except OSError as error:
                 if label not in failing:
                     failing.add(label)
-                    log.info("cannot announce the table on %s: %s", label, error)
+                    log.info("cannot announce %s on %s: %s", what, label, error)
             else:
                 failing.discard(label)
-
-    def datagram(now: TableStatus) -> bytes:
-        nonlocal seq
-        seq += 1
-        return announcement(
-            identity, config, name=name, port=port, seats=now.seats, seq=seq, open=now.open
-        )
 
     closed = False
     try:
         if ready is not None:
-            ready(f"announcing the table on the LAN ({settings.group}:{settings.port})")
+            ready(f"announcing {what} on the LAN ({settings.group}:{settings.port})")
         while True:
-            now = status()
-            await send(datagram(now))
-            if not now.open:
+            data, still_open = datagram(False)
+            await send(data)
+            if not still_open:
                 closed = True
                 return
             await trio.sleep(interval)
     finally:
         if not closed:
             with trio.CancelScope(shield=True), trio.move_on_after(0.5):
-                now = status()
-                await send(datagram(TableStatus(now.seats, False)))
+                await send(datagram(True)[0])
         for _, sock in senders:
             sock.close()
+
+
+async def announce(
+    identity: Identity,
+    config: TableConfig,
+    *,
+    name: str,
+    port: int,
+    status: Callable[[], TableStatus],
+    bind: str = "0.0.0.0",
+    settings: Settings | None = None,
+    interval: float = BEACON_INTERVAL,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Announce a table every ``interval`` seconds until ``status()`` says it is closed or
+    this task is cancelled; either way a last announcement marked closed goes out."""
+    seq = 0
+
+    def datagram(closing: bool) -> tuple[bytes, bool]:
+        nonlocal seq
+        seq += 1
+        now = status()
+        is_open = now.open and not closing
+        data = announcement(
+            identity, config, name=name, port=port, seats=now.seats, seq=seq, open=is_open
+        )
+        return data, is_open
+
+    await send_beacon(
+        datagram, what="the table", bind=bind, settings=settings, interval=interval, ready=ready
+    )
+
+
+async def listen_for_beacons(
+    wait: float,
+    settings: Settings | None,
+    feed: Callable[[bytes, str], object],
+    enough: Callable[[], bool] | None = None,
+) -> None:
+    """Hand every datagram heard on the group to ``feed(data, source address)`` for ``wait``
+    seconds (or until ``enough()``). :class:`DiscoveryError` when discovery is off or the
+    group cannot be joined."""
+    settings = settings or Settings.from_env()
+    if not settings.enabled:
+        raise DiscoveryError(f"LAN discovery is off ({ENV_GROUP}=off)")
+    sock = await _receiver(settings)
+    try:
+        with trio.move_on_after(wait):
+            while True:
+                try:
+                    data, source = await sock.recvfrom(65536)
+                except OSError as error:  # nothing more will come on this socket
+                    log.info("stopped listening on the LAN: %s", error)
+                    break
+                feed(bytes(data), str(source[0]))
+                if enough is not None and enough():
+                    break
+    finally:
+        sock.close()
 
 
 @dataclass
@@ -523,34 +632,24 @@ async def find_tables(
     """Listen for ``wait`` seconds (or until ``enough(collector)``) and return the tables heard
     of that are still open. :class:`DiscoveryError` when discovery is off or the group cannot be
     joined."""
-    settings = settings or Settings.from_env()
-    if not settings.enabled:
-        raise DiscoveryError(f"LAN discovery is off ({ENV_GROUP}=off)")
     collector = Collector()
-    sock = await _receiver(settings)
-    try:
-        with trio.move_on_after(wait):
-            while True:
-                try:
-                    data, source = await sock.recvfrom(65536)
-                except OSError as error:  # nothing more will come on this socket
-                    log.info("stopped listening for tables: %s", error)
-                    break
-                collector.feed(bytes(data), str(source[0]))
-                if enough is not None and enough(collector):
-                    break
-    finally:
-        sock.close()
+    done = None if enough is None else (lambda: enough(collector))
+    await listen_for_beacons(wait, settings, collector.feed, done)
     return Found(collector.tables(), collector.received, collector.ignored)
 
 
-def pick_table(tables: Sequence[FoundTable], ask: Callable[[str], str]) -> FoundTable | None:
-    """Ask which of several tables to join (``ask`` shows a prompt and returns the answer; it
-    may raise :class:`EOFError`); ``None`` when the answer is empty, input ends, or three
-    answers in a row are no table's number."""
+T = TypeVar("T")
+
+
+def pick_table(
+    tables: Sequence[T], ask: Callable[[str], str], question: str = "join which table?"
+) -> T | None:
+    """Ask which of several tables (or events: ``question``) to join (``ask`` shows a prompt
+    and returns the answer; it may raise :class:`EOFError`); ``None`` when the answer is
+    empty, input ends, or three answers in a row are no table's number."""
     for _ in range(3):
         try:
-            answer = ask(f"join which table? [1-{len(tables)}, empty to give up] ").strip()
+            answer = ask(f"{question} [1-{len(tables)}, empty to give up] ").strip()
         except EOFError:
             return None
         if not answer:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -20,6 +22,7 @@ import pytest
 import trio
 
 from moska_p2p.crypto.identity import Identity, fingerprint_of
+from moska_p2p.net.discovery import Settings
 from moska_p2p.net.node import Node, NodeOptions
 from moska_p2p.net.port import GamePort
 from moska_p2p.protocol.transcript import Report, verify_transcript
@@ -451,3 +454,55 @@ async def until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> 
         while not check():
             await trio.sleep(0.01)
     assert not scope.cancelled_caught, f"not within {timeout} s: {what}"
+
+
+# ---------------------------------------------------------------------------- LAN discovery
+
+LOOPBACK = "127.0.0.1"
+
+
+def free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind((LOOPBACK, 0))
+        return int(probe.getsockname()[1])
+
+
+def loopback_multicast(group: str, port: int) -> str:
+    """Why multicast on loopback does not work here ("" when it does)."""
+    try:
+        with (
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx,
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx,
+        ):
+            rx.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            rx.bind((group, port))
+            membership = socket.inet_aton(group) + socket.inet_aton(LOOPBACK)
+            rx.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, membership)
+            rx.settimeout(2.0)
+            tx.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(LOOPBACK))
+            tx.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
+            tx.sendto(b"probe", (group, port))
+            rx.recvfrom(64)
+    except OSError as error:
+        return str(error)
+    return ""
+
+
+def loopback_lan() -> Settings:
+    """A multicast group and port of the caller's own, on loopback only; the test is skipped
+    when loopback multicast fails (the ``lan`` fixture sets it in the environment)."""
+    group = f"239.255.{random.randrange(100, 250)}.{random.randrange(1, 250)}"
+    port = free_udp_port()
+    why = loopback_multicast(group, port)
+    if why:
+        pytest.skip(f"multicast on loopback is unavailable in this sandbox: {why}")
+    return Settings(group, port, LOOPBACK)
+
+
+def send_datagrams(settings: Settings, *datagrams: bytes) -> None:
+    """Datagrams to the test's group, on loopback."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+        tx.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(LOOPBACK))
+        tx.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
+        for data in datagrams:
+            tx.sendto(data, (settings.group, settings.port))

@@ -14,7 +14,6 @@ import os
 import random
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from net_harness import ROOT, Peer
+from net_harness import ROOT, Peer, send_datagrams
 from typer.testing import CliRunner
 
 from moska_p2p.cli import app as moska_app
@@ -51,56 +50,6 @@ MALLORY = Identity.from_seed(bytes([3]) * 32)
 CONFIG = TableConfig("moska", 3, bytes(32), {"deck_kill": "on"}, 10.0)
 LOOPBACK = "127.0.0.1"
 FOUND_LINE = re.compile(r"found one table: 127\.0\.0\.1:(\d+)")
-
-
-def _free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.bind((LOOPBACK, 0))
-        return int(probe.getsockname()[1])
-
-
-def _loopback_multicast(group: str, port: int) -> str:
-    """Why multicast on loopback does not work here ("" when it does)."""
-    try:
-        with (
-            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx,
-            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx,
-        ):
-            rx.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            rx.bind((group, port))
-            membership = socket.inet_aton(group) + socket.inet_aton(LOOPBACK)
-            rx.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, membership)
-            rx.settimeout(2.0)
-            tx.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(LOOPBACK))
-            tx.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
-            tx.sendto(b"probe", (group, port))
-            rx.recvfrom(64)
-    except OSError as error:
-        return str(error)
-    return ""
-
-
-@pytest.fixture
-def lan(monkeypatch: pytest.MonkeyPatch) -> Settings:
-    """A multicast group and port of this test's own, on loopback only; set in the environment
-    too, for the commands and processes the test starts. Skips when loopback multicast fails."""
-    group = f"239.255.{random.randrange(100, 250)}.{random.randrange(1, 250)}"
-    port = _free_udp_port()
-    why = _loopback_multicast(group, port)
-    if why:
-        pytest.skip(f"multicast on loopback is unavailable in this sandbox: {why}")
-    monkeypatch.setenv(ENV_GROUP, f"{group}:{port}")
-    monkeypatch.setenv(ENV_INTERFACE, LOOPBACK)
-    return Settings(group, port, LOOPBACK)
-
-
-def _send(settings: Settings, *datagrams: bytes) -> None:
-    """Datagrams to the test's group, on loopback."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
-        tx.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(LOOPBACK))
-        tx.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
-        for data in datagrams:
-            tx.sendto(data, (settings.group, settings.port))
 
 
 def _datagram(seats: int = 1, seq: int = 1, port: int = 7777, is_open: bool = True) -> bytes:
@@ -208,7 +157,7 @@ async def test_garbage_and_forged_datagrams_are_ignored(lan: Settings) -> None:
 
             nursery.start_soon(listen)
             await trio.sleep(0.3)
-            _send(lan, *junk, genuine)
+            send_datagrams(lan, *junk, genuine)
     found = result[0]
     assert found.ignored == len(junk)
     assert [t.seats for t in found.tables] == [1]  # the forged "2 seats" never counted
