@@ -354,10 +354,10 @@ class Bridged(Namespaces):
         super().__init__(peers + 1, 600)
         tag = f"mb{os.getpid() % 10000}"
         self.ports = [f"{tag}s{i}" for i in range(peers)]
+        self.ends = [f"{tag}p{i}" for i in range(peers)]  # each peer's side of its veth pair
         self.run(-1, "ip link set lo up && ip link add br0 type bridge && ip link set br0 up"
                      " && ip link add br1 type bridge && ip link set br1 up")  # fmt: skip
-        for i, port in enumerate(self.ports):
-            end = f"{tag}p{i}"
+        for i, (port, end) in enumerate(zip(self.ports, self.ends, strict=True)):
             self.veth(-1, port, i, end)
             self.run(-1, f"ip link set {port} master br0 && ip link set {port} up")
             self.run(i, f"ip link set lo up && ip addr add {self.address(i)}/24 dev {end}"
@@ -366,6 +366,16 @@ class Bridged(Namespaces):
     @staticmethod
     def address(index: int) -> str:
         return f"10.80.0.{index + 1}"
+
+    def like_a_lan(self) -> None:
+        """Make the switch a LAN's for multicast: every peer routes by default through its
+        link to the switch (a group is joined and sent to there with no interface named, as on
+        a machine with one network), and the bridges flood multicast to every port (no IGMP
+        snooping waiting for a querier nobody runs)."""
+        for i, end in enumerate(self.ends):
+            self.run(i, f"ip route add default dev {end}")
+        for bridge in ("br0", "br1"):
+            self.run(-1, f"ip link set {bridge} type bridge mcast_snooping 0")
 
     def split(self, *apart: int) -> None:
         """Move the peers ``apart`` to the second bridge: they hear each other, and nobody
