@@ -23,7 +23,7 @@ import pytest
 import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from net_harness import ROOT, send_datagrams
+from net_harness import ROOT, Peer, send_datagrams
 from typer.testing import CliRunner
 
 from moska_p2p.cli import app as moska_app
@@ -402,71 +402,40 @@ OPEN_LINE = re.compile(r"open on 127\.0\.0\.1:(\d+)")
 
 
 @pytest.fixture
-def processes() -> Iterator[list[tuple[subprocess.Popen[bytes], Path]]]:
-    made: list[tuple[subprocess.Popen[bytes], Path]] = []
+def peers() -> Iterator[list[Peer]]:
+    made: list[Peer] = []
     try:
         yield made
     finally:
-        for popen, _ in made:
-            if popen.poll() is None:
-                popen.kill()
-                popen.wait(5)
-
-
-def _start(
-    made: list[tuple[subprocess.Popen[bytes], Path]], folder: Path, name: str, *args: str
-) -> Path:
-    import os
-
-    out = folder / f"{name}.out"
-    homes = {"XDG_CONFIG_HOME": str(folder / "config"), "XDG_DATA_HOME": str(folder / "data")}
-    env = dict(os.environ, PYTHONUNBUFFERED="1", LANGUAGE="en", **homes)
-    with open(out, "wb") as sink:
-        popen = subprocess.Popen(
-            [sys.executable, "-m", "moska_p2p", "tournament", *args],
-            cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT, env=env,
-        )  # fmt: skip
-    made.append((popen, out))
-    return out
-
-
-def _wait_for(pattern: re.Pattern[str] | str, path: Path, timeout: float = 60.0) -> re.Match[str]:
-    regex = re.compile(pattern) if isinstance(pattern, str) else pattern
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        found = regex.search(path.read_text(errors="replace"))
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"no {regex.pattern!r} in {path}:\n{path.read_text(errors='replace')}")
+        for peer in made:
+            peer.kill()
 
 
 def test_bots_enter_an_event_found_on_the_lan_and_every_folder_verifies(
-    lan: Settings, tmp_path: Path, processes: list[tuple[subprocess.Popen[bytes], Path]]
+    lan: Settings, tmp_path: Path, peers: list[Peer]
 ) -> None:
-    director = _start(
-        processes, tmp_path, "director", "direct", "--preset", "durak", "--seats", "3",
-        "--rounds", "1", "--games", "1", "--entrants", "3", "--bind", LOOPBACK,
-        "--name", "loopback club", "--folder", str(tmp_path / "director"),
-        "--identity", str(tmp_path / "d.pem"),
+    director = Peer(
+        "director",
+        ["tournament", "direct", "--preset", "durak", "--seats", "3", "--rounds", "1",
+         "--games", "1", "--entrants", "3", "--bind", LOOPBACK, "--name", "loopback club",
+         "--folder", str(tmp_path / "director"), "--identity", str(tmp_path / "d.pem")],
+        tmp_path,
     )  # fmt: skip
-    _wait_for("announcing the event on the LAN", director)
+    peers.append(director)
+    director.wait_for("announcing the event on the LAN", 60)
     fingerprint = Identity.load(tmp_path / "d.pem").fingerprint
-    port = _wait_for(OPEN_LINE, director).group(1)
+    port = director.wait_for(OPEN_LINE).group(1)
     for n in range(3):  # no address: each finds the one event on the LAN
-        _start(
-            processes, tmp_path, f"bot{n}", "enter", "--bot", "greedy", "--name", f"bot{n}",
-            "--look", "5", "--identity", str(tmp_path / f"bot{n}.pem"),
-            "--folder", str(tmp_path / f"bot{n}"), "--bind", LOOPBACK, "-q",
-        )  # fmt: skip
+        entering = ["tournament", "enter", "--bot", "greedy", "--name", f"bot{n}", "--look", "5",
+                    "--identity", str(tmp_path / f"bot{n}.pem"),
+                    "--folder", str(tmp_path / f"bot{n}"), "--bind", LOOPBACK, "-q"]  # fmt: skip
+        peers.append(Peer(f"bot{n}", entering, tmp_path))
     end = time.monotonic() + 300
-    for popen, out in processes:
-        code = popen.wait(timeout=max(1.0, end - time.monotonic()))
-        assert code == 0, out.read_text(errors="replace")
-    for n in range(3):
-        said = (tmp_path / f"bot{n}.out").read_text()
-        assert f"found one event: 127.0.0.1:{port}  loopback club  durak" in said, said
-        assert fingerprint in said
+    for peer in peers:
+        assert peer.finish(max(1.0, end - time.monotonic())) == 0, peer.out + peer.err
+    for peer in peers[1:]:
+        assert f"found one event: 127.0.0.1:{port}  loopback club  durak" in peer.out, peer.out
+        assert fingerprint in peer.out
     boards = set()
     for folder in ["director", "bot0", "bot1", "bot2"]:
         report = verify_event(tmp_path / folder)
@@ -479,16 +448,19 @@ def test_bots_enter_an_event_found_on_the_lan_and_every_folder_verifies(
 
 
 def test_an_announcement_forged_for_a_real_director_is_refused(
-    lan: Settings, tmp_path: Path, processes: list[tuple[subprocess.Popen[bytes], Path]]
+    lan: Settings, tmp_path: Path, peers: list[Peer]
 ) -> None:
     """Mallory announces an event at the real director's address: the entrant connects,
     meets the director's key where it expected Mallory's, and enters nothing."""
-    director = _start(
-        processes, tmp_path, "director", "direct", "--preset", "durak", "--seats", "3",
-        "--entrants", "3", "--bind", LOOPBACK, "--no-announce",
-        "--folder", str(tmp_path / "director"), "--identity", str(tmp_path / "d.pem"),
+    director = Peer(
+        "director",
+        ["tournament", "direct", "--preset", "durak", "--seats", "3", "--entrants", "3",
+         "--bind", LOOPBACK, "--no-announce", "--folder", str(tmp_path / "director"),
+         "--identity", str(tmp_path / "d.pem")],
+        tmp_path,
     )  # fmt: skip
-    port = int(_wait_for(OPEN_LINE, director).group(1))
+    peers.append(director)
+    port = int(director.wait_for(OPEN_LINE, 60).group(1))
     real = Identity.load(tmp_path / "d.pem")
     forged = _datagram(identity=MALLORY, port=port)
     with Repeating(lan, forged):
@@ -501,4 +473,4 @@ def test_an_announcement_forged_for_a_real_director_is_refused(
         done.stdout
     )
     time.sleep(0.5)
-    assert "entered:" not in director.read_text()  # the director never saw an entry
+    assert "entered:" not in director.out  # the director never saw an entry
