@@ -250,22 +250,18 @@ async def announce_event(
     """Announce an event every ``interval`` seconds until ``status()`` says its entry is
     closed or this task is cancelled; either way a last announcement marked closed goes
     out."""
-    seq = 0
 
-    def datagram(closing: bool) -> tuple[bytes, bool]:
-        nonlocal seq
-        seq += 1
-        now = status()
-        is_open = now.open and not closing
-        data = event_announcement(
-            identity, spec, event, port=port, wanted=wanted, entered=now.entered, seq=seq,
+    def datagram(seq: int, is_open: bool) -> bytes:
+        entered = status().entered
+        return event_announcement(
+            identity, spec, event, port=port, wanted=wanted, entered=entered, seq=seq,
             open=is_open,
         )  # fmt: skip
-        return data, is_open
 
     await send_beacon(
-        datagram, what="the event", bind=bind, settings=settings, interval=interval, ready=ready
-    )
+        datagram, lambda: status().open, what="the event", bind=bind, settings=settings,
+        interval=interval, ready=ready,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

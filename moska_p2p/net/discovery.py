@@ -494,7 +494,8 @@ async def _receiver(settings: Settings) -> trio.socket.SocketType:
 
 
 async def send_beacon(
-    datagram: Callable[[bool], tuple[bytes, bool]],
+    datagram: Callable[[int, bool], bytes],
+    is_open: Callable[[], bool],
     *,
     what: str,
     bind: str = "0.0.0.0",
@@ -502,11 +503,11 @@ async def send_beacon(
     interval: float = BEACON_INTERVAL,
     ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Send ``datagram(closing)`` (the next signed announcement, and whether it says open)
-    every ``interval`` seconds until one says closed or this task is cancelled; either way a
-    last one marked closed (``closing``) goes out. A send that fails is logged and tried again
-    at the next beat (the network may come up). ``what`` names the announced thing in the
-    log ("the table")."""
+    """Send ``datagram(seq, open)`` (the signed announcement numbered ``seq``, saying
+    whether the thing announced is ``open``) every ``interval`` seconds until ``is_open()``
+    says closed or this task is cancelled; either way a last one marked closed goes out. A
+    send that fails is logged and tried again at the next beat (the network may come up).
+    ``what`` names the announced thing in the log ("the table")."""
     settings = settings or Settings.from_env()
     if not settings.enabled:
         return
@@ -536,13 +537,14 @@ async def send_beacon(
             else:
                 failing.discard(label)
 
-    closed = False
+    closed, seq = False, 0
     try:
         if ready is not None:
             ready(f"announcing {what} on the LAN ({settings.group}:{settings.port})")
         while True:
-            data, still_open = datagram(False)
-            await send(data)
+            seq += 1
+            still_open = is_open()
+            await send(datagram(seq, still_open))
             if not still_open:
                 closed = True
                 return
@@ -550,7 +552,7 @@ async def send_beacon(
     finally:
         if not closed:
             with trio.CancelScope(shield=True), trio.move_on_after(0.5):
-                await send(datagram(True)[0])
+                await send(datagram(seq + 1, False))
         for _, sock in senders:
             sock.close()
 
@@ -569,21 +571,17 @@ async def announce(
 ) -> None:
     """Announce a table every ``interval`` seconds until ``status()`` says it is closed or
     this task is cancelled; either way a last announcement marked closed goes out."""
-    seq = 0
 
-    def datagram(closing: bool) -> tuple[bytes, bool]:
-        nonlocal seq
-        seq += 1
-        now = status()
-        is_open = now.open and not closing
-        data = announcement(
-            identity, config, name=name, port=port, seats=now.seats, seq=seq, open=is_open
+    def datagram(seq: int, is_open: bool) -> bytes:
+        seats = status().seats
+        return announcement(
+            identity, config, name=name, port=port, seats=seats, seq=seq, open=is_open
         )
-        return data, is_open
 
     await send_beacon(
-        datagram, what="the table", bind=bind, settings=settings, interval=interval, ready=ready
-    )
+        datagram, lambda: status().open, what="the table", bind=bind, settings=settings,
+        interval=interval, ready=ready,
+    )  # fmt: skip
 
 
 async def listen_for_beacons(
