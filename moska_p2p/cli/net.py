@@ -487,16 +487,19 @@ def _choose_table(wait: float, expect: bytes | str | None = None) -> FoundTable:
     return chosen
 
 
-def join_the_only_table(pinned: bool, interactive: bool, ask: Callable[[str], str]) -> bool:
-    """Whether ``moska join`` with no address sits down at the one table it found: on a
-    shared LAN that may be a stranger's, so only when ``--expect`` pinned its host, or the
-    person says yes to the table shown (on a terminal; a script names the table)."""
+def join_the_only_table(
+    pinned: bool, interactive: bool, ask: Callable[[str], str], question: str = "join it?"
+) -> bool:
+    """Whether ``moska join`` with no address sits down at the one table it found (or
+    ``tournament enter`` enters the one event: ``question``): on a shared LAN that may be a
+    stranger's, so only when ``--expect`` pinned its host, or the person says yes to the
+    table shown (on a terminal; a script names the table)."""
     if pinned:
         return True
     if not interactive:
         return False
     try:
-        answer = ask("join it? [y/N] ")
+        answer = ask(f"{question} [y/N] ")
     except (EOFError, KeyboardInterrupt):
         return False
     return answer.strip().lower() in ("y", "yes", "k", "kyllä")

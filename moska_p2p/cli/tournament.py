@@ -527,7 +527,7 @@ def find_event(choice: EventChoice, *, automatic: bool) -> FoundEvent:
     chosen = automatic or pinned is not None or named is not None
     if len(wanted) == 1:
         typer.echo(f"found one event: {wanted[0].describe()}")
-        if not join_the_only_table(chosen, sys.stdin.isatty(), input):
+        if not join_the_only_table(chosen, sys.stdin.isatty(), input, "enter it?"):
             raise fail(
                 "not entered: an event found on the LAN may be a stranger's; enter it by its"
                 " address (moska tournament enter HOST:PORT, as its director printed it), or"

@@ -21,6 +21,7 @@ from pathlib import Path
 import msgpack
 import pytest
 import trio
+import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from net_harness import ROOT, Peer, send_datagrams
@@ -474,3 +475,45 @@ def test_an_announcement_forged_for_a_real_director_is_refused(
     )
     time.sleep(0.5)
     assert "entered:" not in director.out  # the director never saw an entry
+
+
+class _Terminal:
+    """Standard input as a person's terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_person_picks_an_event_or_says_yes_to_the_only_one(
+    lan: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from moska_p2p.cli.tournament import EventChoice, find_event
+
+    other = EventSpec("mm-kisat", "moska", 4, 3, 1)
+    theirs = _datagram(spec=other, identity=MALLORY, port=7778,
+                       event=event_id(other, MALLORY.public_bytes, NONCE))  # fmt: skip
+    asked: list[str] = []
+    answers: list[str] = []
+
+    def ask(prompt: str) -> str:
+        asked.append(prompt)
+        return answers.pop(0)
+
+    monkeypatch.setattr(sys, "stdin", _Terminal())
+    monkeypatch.setattr("builtins.input", ask)
+    with Repeating(lan, _datagram(port=7777), theirs):
+        answers[:] = ["9", "2"]  # no such number, then the second
+        picked = find_event(EventChoice(look=1.0), automatic=False)
+        assert picked.name == "mm-kisat" and picked.key == MALLORY.public_bytes
+        assert asked[0].startswith("enter which event? [1-2")
+        answers[:] = ["y"]
+        only = find_event(EventChoice(look=1.0, event="club evening"), automatic=False)
+        assert only.port == 7777 and len(asked) == 2  # named: taken without a question
+    with Repeating(lan, _datagram(port=7777)):
+        answers[:] = ["y"]
+        assert find_event(EventChoice(look=1.0), automatic=False).port == 7777
+        assert asked[-1] == "enter it? [y/N] "  # the only one, confirmed
+        answers[:] = [""]
+        with pytest.raises(typer.Exit) as refused:  # the only one, not confirmed
+            find_event(EventChoice(look=1.0), automatic=False)
+    assert refused.value.exit_code == 2
