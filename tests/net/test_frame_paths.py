@@ -151,7 +151,7 @@ def test_a_waited_for_peer_with_no_link_and_no_detour_is_said_to_have_no_connect
     assert wait.cut_off == ((me.seat_of[waited], silent),)
     said = wait_text(wait, names, me.game.view(me.my_seat) if me.game else None)
     shown = math.ceil(silent)
-    assert f"no connection to {me.peers[waited].name} for {shown} s" in said, said
+    assert f"no connection to {me.peers[waited].name}, last heard {shown} s ago" in said, said
     assert "not answering" not in said
     later = 1.0 + me.abandonment.lapse + 1.0
     paths.saw(waited, other, later)  # its frames come through the other peer now
