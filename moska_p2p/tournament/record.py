@@ -364,6 +364,10 @@ class EventRecord:
         self.statements[key] = statement
         return True
 
+    def discard(self, statement: Statement) -> None:
+        """Forget ``statement`` (one found not to follow with the others)."""
+        self.statements.pop(item_hash(statement), None)
+
     def of(self, kind: str, round_number: int | None = None) -> list[Statement]:
         return [
             s

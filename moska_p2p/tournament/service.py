@@ -10,6 +10,12 @@ restart) carries on where it was:
   (Ed25519 signs deterministically), so the same key finds the same secret again, and
   nobody without the key can compute it;
 * the director counts what the record holds and who is in contact (the carrier says).
+  A director that starts again from a record (its own folder, or a member's when its own
+  is lost) may lack a closure it signed before it stopped and some entrants hold: it signs
+  no closure until it has taken every entrant's record (:meth:`Director.take_held`) or the
+  stage's deadline passed, so it never signs a second, different closure of a stage that
+  an entrant holds (the same items closed again give the very same statement: Ed25519
+  signs deterministically).
 
 **What the director (the star every statement passes through) can and cannot do.** It
 cannot alter, forge or reorder what it carries (everything is signed by its author), nor
@@ -41,6 +47,7 @@ from .record import (
     acknowledge_closure,
     check_claim,
     close,
+    closure_body,
     follow,
     item_hash,
     publish,
@@ -49,12 +56,15 @@ from .record import (
 )
 from .signed import (
     ACK,
+    CLOSE,
     CLOSE_ACK,
     COMMIT,
     ENTER,
+    ENTRY,
     REFUSE,
     RESULT,
     REVEAL,
+    STANDINGS,
     TABLE,
     Statement,
     sign,
@@ -64,6 +74,7 @@ from .spec import EventSpec, TournamentError, event_id
 SECRET_KIND = "tournament/secret"
 ENTRANT_KINDS = frozenset({ACK, COMMIT, REVEAL, CLOSE_ACK, REFUSE, TABLE, RESULT})
 """What an entrant signs; the entry list, closures and standings are the director's."""
+DIRECTOR_KINDS = frozenset({ENTRY, CLOSE, STANDINGS})
 
 
 def enter(identity: Identity, event: bytes, name: str, plays: str) -> Statement:
@@ -113,6 +124,68 @@ class Director:
         self.wanted = wanted  # entrants the entry closes with
         self.event = event_id(spec, identity.public_bytes, nonce)
         self.entrants: dict[bytes, Entrant] = {}
+        self.unheard: set[bytes] = set()  # entrants whose records a resumed director awaits
+        self.clashes: list[str] = []  # closures of its own it was handed and did not take
+
+    def resume(self) -> None:
+        """Start again from the record (a restart, or a member's folder when the director's
+        own is lost): the entry list is the record's, and no closure is signed until every
+        entrant's record was taken (:meth:`take_held`) or a stage's deadline passed, since
+        an entrant may hold a closure this record lacks."""
+        entry = follow(self.record).entry
+        if entry is not None:
+            self.entrants = {e.key: e for e in entry.entrants}
+            self.unheard = set(entry.entrant_keys())
+
+    def take_held(
+        self, sender: bytes, statements: list[Statement], *, last: bool = True
+    ) -> list[Statement]:
+        """What an entrant's record holds (``last``: the whole of it is now in), sent when it
+        (re)connects: the statements new to this record that may be carried (the others are
+        left out, never an error: a member may hold what the director would refuse to
+        carry), the director's own (a closure it signed and lost) last, each only if the
+        record still follows with it. The statements taken, to carry to everyone."""
+        taken: list[Statement] = []
+        mine = self.identity.public_bytes
+        for statement in [s for s in statements if s.author != mine] + [
+            s for s in statements if s.author == mine
+        ]:
+            if item_hash(statement) in self.record.statements:
+                continue
+            try:
+                if statement.author == mine:
+                    self._own_again(statement)
+                else:
+                    self.admissible(statement)
+                    self.record.add(statement)
+            except TournamentError:
+                continue
+            taken.append(statement)
+        if last:
+            self.unheard.discard(sender)
+        return taken
+
+    def _own_again(self, statement: Statement) -> None:
+        """Take back a statement of this director's key that the record lacks (signed before
+        a restart): refused when the record holds another of its place (two closures of one
+        stage: the conflict a resumed director must never sign) or does not follow with it."""
+        if statement.kind not in DIRECTOR_KINDS or statement.event() != self.event:
+            raise TournamentError(f"not a statement this director signs: {statement.kind}")
+        if statement.kind == CLOSE:
+            _, number, stage, _ = closure_body(statement)
+            for held in self.record.of(CLOSE, number):
+                if closure_body(held)[2] == stage:
+                    self.clashes.append(
+                        f"an entrant holds another closure of the {stage} of round {number}, "
+                        "signed by this director's key before it resumed: not carried"
+                    )
+                    raise TournamentError(self.clashes[-1])
+        self.record.add(statement)
+        try:
+            follow(self.record)
+        except TournamentError:
+            self.record.discard(statement)
+            raise
 
     def admit(self, statement: Statement) -> Entrant:
         """An entry request: refused (an error naming why) once the list is closed to it."""
@@ -209,7 +282,7 @@ class Director:
             if stage == RESULTS:
                 items = [s for s in items if self._counts(state, current, s)]
             expected = self._expected(current, stage, everyone)
-            if deadline or expected <= {s.author for s in items}:
+            if deadline or (expected <= {s.author for s in items} and not self.unheard):
                 out.append(close(self.identity, self.event, number, stage, items))
             return self._keep(out)
         if current.rows is not None and current.published is None:
