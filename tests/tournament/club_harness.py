@@ -63,10 +63,33 @@ class Club:
         self.director.resume()
         return self.director
 
+    def succeeded_by(self, index: int) -> Director:
+        """The director's key is lost: entrant ``index`` directs in its place from its own
+        record, and every entrant connects to it (a hub whose key is the successor's)."""
+        successor = self.people[index]
+        record = EventRecord()
+        for statement in self.roles[index].record.statements.values():
+            record.add(statement)
+        self.director = Director(successor, SPEC, self.nonce, record, len(self.people),
+                                 director=self.director_id.public_bytes)  # fmt: skip
+        self.director.resume()
+        for role in self.roles:
+            role.hub = successor.public_bytes
+        return self.director
+
     def reconnect(self, role: EntrantRole) -> None:
         """An entrant (re)connects: the director takes what its record holds."""
         held = list(role.record.statements.values())
         self.carry(self.director.take_held(role.me, held))
+
+    def until_published(self, round_number: int) -> None:
+        """Run until the standings of ``round_number`` are out, and no further."""
+        for _ in range(50):
+            state = follow(self.director.record)
+            if len(state.rounds) >= round_number and state.rounds[round_number - 1].published:
+                return
+            self.run(1)
+        raise AssertionError(f"round {round_number} never published")
 
     def run(self, rounds: int = 50) -> None:
         for _ in range(rounds):
