@@ -242,6 +242,12 @@ def tournament(
         help="direct: your event folder is lost, your key is not: continue the event from a"
         " member's folder (its statements are checked and copied into --folder).",
     ),
+    succeed: bool = typer.Option(
+        False,
+        "--succeed",
+        help="direct --from YOUR_FOLDER: the director's key is lost: direct the event in its"
+        " place with your own key, once more than half of the entrants acknowledge it.",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
 ) -> None:
@@ -274,6 +280,7 @@ def tournament(
                 wait,
                 file,
                 take_from,
+                succeed,
             )
         )
     if action == "enter":
@@ -308,6 +315,7 @@ def _direct(
     wait: float,
     leaderboard: Path | None = None,
     take_from: Path | None = None,
+    succeed: bool = False,
 ) -> int:
     from ..event.carrier import DirectorNode, DirectorOptions
     from ..event.folder import is_event_folder, load
@@ -331,11 +339,13 @@ def _direct(
     me = _identity(identity, None, None)
     where = folder or _default_folder("direct", "event")
     nonce = secrets.token_bytes(32)
+    if succeed and take_from is None:
+        raise fail("--succeed: name the folder the event continues from (--from FOLDER)")
     if take_from is not None:  # the director's folder is lost: a member's continues it
-        from ..event.folder import FolderError, take_over
+        from ..event import FolderError, take_over
 
         try:
-            take_over(take_from, where, me.public_bytes)
+            take_over(take_from, where, me.public_bytes, succeed=succeed)
         except (FolderError, TournamentError) as error:
             raise fail(f"--from: {error}") from None
         typer.echo(f"the event of {take_from} continues from {where}")

@@ -10,7 +10,8 @@ time and the folder, and starts the tables.
 
 Messages are length-prefixed msgpack frames (:class:`~moska_p2p.net.wire.FrameStream`):
 
-* director to entrant, first: ``["event", settings, director key, nonce]``;
+* director to entrant, first: ``["event", settings, director key, nonce]``, and a hub run
+  by a successor (the director's key lost) adds its own key: ``[..., successor key]``;
 * entrant to director: ``["enter", ENTER statement]``; the director answers
   ``["refused", reason]`` or sends every statement it holds;
 * entrant to director, once entered: ``["held", [statement, ...], more]``: every statement
@@ -37,7 +38,7 @@ from ..protocol.frames import FrameError, pack, unpack
 from ..tournament import BoardState, EventSpec, Statement, TournamentError, read
 from ..tournament.record import EventRecord, EventState, follow, table_open
 from ..tournament.service import Director, EntrantRole, TableToPlay, enter
-from ..tournament.signed import ENTER, TABLE
+from ..tournament.signed import ENTER, SUCCEED, TABLE
 from .folder import EVENT_FILE, load, save, write_standings
 from .results import board_state, standings_text
 from .tables import Seat, play_table, result_of, table_played
@@ -134,14 +135,21 @@ class DirectorNode:
     def __post_init__(self) -> None:
         if (self.o.folder / EVENT_FILE).exists():
             _, self.record = load(self.o.folder)  # the director resumes from its folder
+        entry = follow(self.record).entry
         self.role = Director(
-            self.o.identity, self.o.spec, self.o.nonce, self.record, self.o.entrants
+            self.o.identity,
+            self.o.spec,
+            self.o.nonce,
+            self.record,
+            self.o.entrants,
+            entry.director if entry is not None else None,  # a successor's: not its own key
         )
         if len(self.record):
             self.role.resume()  # no closure before the entrants' records are in
         self.shown = (0, 0)  # rounds seated and published when the board was shown
         self.seated = 0  # rounds whose tables were shown
         self.stage_started = 0.0  # when the stage under way began (trio time, from run)
+        self.succeeded = False  # whether a succession was said to count
         self.progress = -1
 
     async def run(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> int:
@@ -190,10 +198,20 @@ class DirectorNode:
             return
         for statement in out:
             self._broadcast(_message("s", statement.to_bytes()))
+            if statement.kind == SUCCEED:
+                number, stage = statement.body()[1:3]
+                self.o.echo(
+                    f"succeeding the director from the {stage} of round {number}: once more "
+                    "than half of the entrants acknowledge it"
+                )
         if out:
             self._save()
             self._show()
         state = follow(self.record)
+        if state.successor is not None and not self.succeeded:
+            self.succeeded = True
+            name = state.entry.entrant(state.successor).name if state.entry else "?"
+            self.o.echo(f"{name} directs the event now (more than half acknowledged it)")
         if state.conflicts:
             for conflict in state.conflicts:
                 self.o.echo(f"the event stops: {conflict}")
@@ -251,10 +269,9 @@ class DirectorNode:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_write_out, stream, receive)
             try:
+                hub = [self.o.identity.public_bytes] if self.role.succeeding else []
                 await send.send(
-                    _message(
-                        "event", self.o.spec.to_wire(), self.o.identity.public_bytes, self.o.nonce
-                    )
+                    _message("event", self.o.spec.to_wire(), self.role.director, self.o.nonce, *hub)
                 )
                 with trio.fail_after(30):
                     first = await frames.receive()
@@ -407,8 +424,10 @@ class EntrantNode:
                 if first is None:
                     raise OSError("the director closed the connection")
                 kind, *rest = _decode(first)
-                if kind != "event" or len(rest) != 3:
+                if kind != "event" or len(rest) not in (3, 4):
                     raise FrameError("the director's first message is the event")
+                hub = rest[3] if len(rest) == 4 else rest[1]  # the director, or its successor
+                self.role.hub = hub if isinstance(hub, bytes) else None
                 spec = EventSpec.from_wire(rest[0])
                 from ..tournament import event_id
 

@@ -488,6 +488,11 @@ def _follow(record: EventRecord) -> EventState:
     entries = record.of(ENTRY)
     if not entries:
         return state
+    if len({s.author for s in entries}) != 1:
+        raise TournamentError(
+            "entry lists signed by two keys: only the event's director signs one (a successor "
+            "or an entrant cannot)"
+        )
     if len({s.to_bytes() for s in entries}) != 1:
         raise TournamentError("the director signed two different entry lists for one event")
     entry = read_entry(entries[0])

@@ -227,6 +227,22 @@ def one_board(tmp_path: Path, folders: list[str]) -> None:
     assert len(boards) == 1
 
 
+def director_killed_after_round_1(
+    tmp_path: Path, procs: Procs, director: str, entrant: str
+) -> str:
+    """A director and six bots (``entrant``: their names, by ``{n}``), the director killed
+    once round 1's standings are out; its port."""
+    procs[director] = start(director, director_args(tmp_path, 2), tmp_path)
+    port = wait_for(OPEN_LINE, procs[director][1]).group(1)
+    for n in range(6):
+        name = entrant.format(n=n)
+        procs[name] = start(name, entrant_args(tmp_path, port, n), tmp_path)
+    wait_for(re.compile("standings after round 1"), procs[director][1], DEADLINE / 2)
+    procs[director][0].kill()
+    procs[director][0].wait()
+    return port
+
+
 def test_a_director_whose_folder_is_lost_continues_the_event_from_an_entrants_folder(
     tmp_path: Path,
 ) -> None:
@@ -235,13 +251,7 @@ def test_a_director_whose_folder_is_lost_continues_the_event_from_an_entrants_fo
     every folder verifies, one board for all, and the entrant's transcripts stay its own."""
     procs: Procs = {}
     try:
-        procs["director.0"] = start("director.0", director_args(tmp_path, 2), tmp_path)
-        port = wait_for(OPEN_LINE, procs["director.0"][1]).group(1)
-        for n in range(6):
-            procs[f"bot{n}"] = start(f"bot{n}", entrant_args(tmp_path, port, n), tmp_path)
-        wait_for(re.compile("standings after round 1"), procs["director.0"][1], DEADLINE / 2)
-        procs["director.0"][0].kill()
-        procs["director.0"][0].wait()
+        port = director_killed_after_round_1(tmp_path, procs, "director.0", "bot{n}")
         shutil.rmtree(tmp_path / "director")  # the folder is lost, the key is not
         again = ["direct", "--from", str(tmp_path / "bot3"), "--folder",
                  str(tmp_path / "director2"), "--bind", "127.0.0.1", "--port", port,
@@ -254,3 +264,34 @@ def test_a_director_whose_folder_is_lost_continues_the_event_from_an_entrants_fo
     one_board(tmp_path, ["director2", *(f"bot{n}" for n in range(6))])
     assert not list((tmp_path / "director2").glob("round-*"))  # bot3's tables are bot3's
     assert "final standings" in (tmp_path / "director.1.out").read_text()
+
+
+def test_a_member_succeeds_a_director_whose_key_is_lost_and_the_event_ends(
+    tmp_path: Path,
+) -> None:
+    """The director gone for good (killed, never started again) between the rounds: bot3
+    directs in its place (``direct --from BOT3_FOLDER --succeed`` with its own key, on
+    another port), every entrant starts again with the successor's address and its own
+    folder; the succession counts, the event ends, every folder verifies, one board."""
+    procs: Procs = {}
+    gone = {"director", *(f"bot{n}.0" for n in range(6))}
+    try:
+        director_killed_after_round_1(tmp_path, procs, "director", "bot{n}.0")
+        hub = ["direct", "--from", str(tmp_path / "bot3"), "--succeed", "--folder",
+               str(tmp_path / "successor"), "--bind", "127.0.0.1", "--identity",
+               str(tmp_path / "bot3.pem")]  # fmt: skip
+        procs["successor"] = start("successor", hub, tmp_path)
+        there = wait_for(OPEN_LINE, procs["successor"][1]).group(1)
+        for n in range(6):
+            procs[f"bot{n}.0"][0].kill()
+            procs[f"bot{n}.0"][0].wait()
+            procs[f"bot{n}.1"] = start(f"bot{n}.1", entrant_args(tmp_path, there, n), tmp_path)
+        all_end_well(procs, killed=gone)
+    finally:
+        stop(procs)
+    one_board(tmp_path, ["successor", *(f"bot{n}" for n in range(6))])
+    said = (tmp_path / "successor.out").read_text()
+    assert "succeeding the director from the" in said and "bot3 directs the event now" in said
+    state = verify_event(tmp_path / "bot0").state
+    assert state is not None and state.successor is not None
+    assert state.entry is not None and state.entry.entrant(state.successor).name == "bot3"

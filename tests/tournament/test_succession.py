@@ -13,7 +13,7 @@ import pytest
 from club_harness import Club
 
 from moska_p2p.crypto.identity import Identity
-from moska_p2p.event.folder import save, verify_event
+from moska_p2p.event.folder import FolderError, save, take_over, verify_event
 from moska_p2p.tournament import Row, TournamentError, digest
 from moska_p2p.tournament.entry import close_entry
 from moska_p2p.tournament.record import (
@@ -197,7 +197,7 @@ def test_a_successor_cannot_drop_an_entrants_item_rewrite_the_entry_or_the_stand
     assert entry is not None
     friends = close_entry(club.people[3], entry.spec, entry.nonce, entry.entrants[:4])
     club.director.record.add(friends.statement)
-    with pytest.raises(TournamentError):
+    with pytest.raises(TournamentError, match="only the event's director signs one"):
         follow(club.director.record)
 
     club = successor_directs()
@@ -230,3 +230,22 @@ def test_the_lost_director_coming_back_signs_nothing_once_a_successor_directs() 
     assert follow(old.record).successor == club.people[3].public_bytes
     assert old.step(deadline=True) == []
 
+
+def test_only_an_entrant_of_the_folders_event_runs_a_successors_hub(tmp_path: Path) -> None:
+    club = Club()
+    club.until_published(1)
+    source = tmp_path / "bot3"
+    save(source, club.director.event, club.roles[3].record)
+    bot3, director = club.people[3].public_bytes, club.director_id.public_bytes
+    stranger = Identity.from_seed(bytes([42]) * 32).public_bytes
+    with pytest.raises(FolderError, match=r"only an entrant .* is not one"):
+        take_over(source, tmp_path / "hub", stranger, succeed=True)
+    with pytest.raises(FolderError, match="its director: leave out --succeed"):
+        take_over(source, tmp_path / "hub", director, succeed=True)
+    with pytest.raises(FolderError, match="with --succeed"):
+        take_over(source, tmp_path / "hub", bot3)  # an entrant, without --succeed
+    with pytest.raises(FolderError, match="the successor's is another"):
+        take_over(source, source, bot3, succeed=True)
+    assert not (tmp_path / "hub").exists()
+    event, record = take_over(source, tmp_path / "hub", bot3, succeed=True)
+    assert event == club.director.event and len(record) == len(club.roles[3].record)
