@@ -79,7 +79,10 @@ def _decode(body: bytes) -> list[object]:
 def held_messages(record: EventRecord) -> list[bytes]:
     """An entrant's record as ``held`` messages: its items before the director's
     statements (a closure is taken only once the items it counts are)."""
-    entry = follow(record).entry if len(record) else None
+    try:
+        entry = follow(record).entry if len(record) else None
+    except TournamentError:  # a record that does not follow: its order as it is
+        entry = None
     director = entry.director if entry is not None else None
     statements = sorted(record.statements.values(), key=lambda s: s.author == director)
     parts: list[list[bytes]] = [[]]

@@ -23,7 +23,7 @@ from moska_p2p.event.folder import (
     take_over,
     verify_event,
 )
-from moska_p2p.tournament import digest
+from moska_p2p.tournament import digest, read
 from moska_p2p.tournament.record import COMMITS, close, follow
 from moska_p2p.tournament.signed import CLOSE, COMMIT, ENTRY
 
@@ -235,3 +235,22 @@ def test_the_command_refuses_another_directors_folder_with_a_clear_message(
     assert said.exit_code == 2, said.output
     assert "--from:" in said.output and "only its director continues it" in said.output
     assert not (tmp_path / "new").exists()
+
+
+def test_an_entrants_record_goes_to_the_director_in_parts_its_closures_last() -> None:
+    from moska_p2p.event.carrier import HELD_PART, held_messages
+    from moska_p2p.protocol.frames import MAX_FRAME, unpack
+
+    club = Club(count=12)
+    club.run()
+    record = club.roles[0].record
+    messages = held_messages(record)
+    assert len(messages) > 1  # a whole event of twelve is more than one frame
+    parts = [unpack(message[4:]) for message in messages]
+    assert all(len(message) - 4 <= MAX_FRAME for message in messages)
+    assert [part[2] for part in parts] == [True] * (len(parts) - 1) + [False]
+    sent = [item for part in parts for item in part[1]]
+    assert sorted(sent) == sorted(s.to_bytes() for s in record.statements.values())
+    directors = [read(item).author == club.director_id.public_bytes for item in sent]
+    assert directors == sorted(directors)  # the director's statements after the items
+    assert all(sum(map(len, part[1])) <= HELD_PART for part in parts)
