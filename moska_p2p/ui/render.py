@@ -90,8 +90,8 @@ def wait_text(
     seat 2's shuffle", "bob is not answering: the game waits 45 s for them" (its contact clock,
     PROTOCOL.md §15.1), then where frames come from when a link is down: "bob's frames come
     through cy" (the others relay them, §8.3), or that nothing reaches this peer from a seat
-    at all: "no connection to bob, last heard 12 s ago" (its link closed: a crash, a lost network), long
-    before its contact clock would say so.
+    at all: "no connection to bob, last heard 12 s ago" (its link closed: a crash, a lost
+    network), long before its contact clock would say so.
     ``names`` are the seats' names; ``view`` the game now (what the seat on move must do);
     ``left`` the seconds left, counted by the caller (else the wait's own)."""
     parts = [_waiting_words(wait, names, view, left)]
