@@ -259,6 +259,18 @@ def tournament(
         help="The club's leaderboard file the event is rated into, and leaderboard shows"
         " (default: the data directory's, one a preset).",
     ),
+    take_from: Path | None = typer.Option(
+        None,
+        "--from",
+        help="direct: your event folder is lost, your key is not: continue the event from a"
+        " member's folder (its statements are checked and copied into --folder).",
+    ),
+    succeed: bool = typer.Option(
+        False,
+        "--succeed",
+        help="direct --from YOUR_FOLDER: the director's key is lost: direct the event in its"
+        " place with your own key, once more than half of the entrants acknowledge it.",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
 ) -> None:
@@ -290,6 +302,8 @@ def tournament(
                 port,
                 wait,
                 file,
+                take_from,
+                succeed,
                 announce,
             )
         )
@@ -336,13 +350,15 @@ def _direct(
     port: int,
     wait: float,
     leaderboard: Path | None = None,
+    take_from: Path | None = None,
+    succeed: bool = False,
     announce: bool = False,
 ) -> int:
     from ..event.carrier import DirectorNode, DirectorOptions
     from ..event.folder import is_event_folder, load
     from ..tournament import EventSpec, TournamentError
 
-    if entrants < 2:
+    if entrants < 2 and take_from is None:
         raise fail("direct: say how many entrants the entry closes with (--entrants N)")
     try:
         spec = EventSpec(
@@ -360,6 +376,16 @@ def _direct(
     me = _identity(identity, None, None)
     where = folder or _default_folder("direct", "event")
     nonce = secrets.token_bytes(32)
+    if succeed and take_from is None:
+        raise fail("--succeed: name the folder the event continues from (--from FOLDER)")
+    if take_from is not None:  # the director's folder is lost: a member's continues it
+        from ..event import FolderError, take_over
+
+        try:
+            take_over(take_from, where, me.public_bytes, succeed=succeed)
+        except (FolderError, TournamentError) as error:
+            raise fail(f"--from: {error}") from None
+        typer.echo(f"the event of {take_from} continues from {where}")
     if is_event_folder(where):  # the director comes back: the event of its folder
         from ..tournament.record import follow
 
@@ -367,7 +393,7 @@ def _direct(
         entry = follow(record).entry
         if entry is None:
             raise fail(f"{where} holds an event whose entry never closed: start a new one")
-        spec, nonce = entry.spec, entry.nonce
+        spec, nonce, entrants = entry.spec, entry.nonce, len(entry.entrants)
         typer.echo(f"resuming the event of {where}")
     where.mkdir(parents=True, exist_ok=True)
     if announce:

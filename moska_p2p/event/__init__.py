@@ -15,8 +15,10 @@ from .folder import (
     NOT_AN_EVENT,
     VALID,
     EventReport,
+    FolderError,
     is_event_folder,
     load,
+    take_over,
     verify_event,
 )
 from .lan import FoundEvent, Pin, find_events
@@ -32,6 +34,7 @@ __all__ = [
     "EntrantNode",
     "EntrantOptions",
     "EventReport",
+    "FolderError",
     "FoundEvent",
     "Pin",
     "Seat",
@@ -41,6 +44,7 @@ __all__ = [
     "game_transcripts",
     "is_event_folder",
     "load",
+    "take_over",
     "verify_event",
     "write_report",
 ]
