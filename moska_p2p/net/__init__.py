@@ -20,7 +20,7 @@ table's network seat (the port).
 """
 
 from .discovery import DiscoveryError, Found, FoundTable, Settings, find_tables, pick_table
-from .invite import PREFIX, Invite, InviteError, looks_like_invite, parse_invite
+from .invite import EVENT_INVITE, PREFIX, Invite, InviteError, looks_like_invite, parse_invite
 from .known import (
     STATEMENT,
     KnownPeers,
@@ -31,6 +31,7 @@ from .known import (
     parse_statement,
 )
 from .links import listen_failure
+from .lobby import lan_address
 from .node import Node
 from .persist import (
     SavedGame,
@@ -46,17 +47,21 @@ from .persist import (
 )
 from .port import GamePort, Player, TableWait, table_wait
 from .relay import RelayServer
-from .relay_proto import ROOM_SIZE, Caps
+from .relay_client import RELAYED_HOST, RelayClient, VirtualStream
+from .relay_proto import ROOM_SIZE, SECRET_SIZE, Caps, RoomPass, club_caps
 from .state import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, NodeOptions, Outcome
 from .watch import Watcher, WatchOptions
 from .wire import FrameStream, prefixed
 
 __all__ = [
+    "EVENT_INVITE",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "PREFIX",
+    "RELAYED_HOST",
     "ROOM_SIZE",
+    "SECRET_SIZE",
     "STATEMENT",
     "Caps",
     "DiscoveryError",
@@ -72,20 +77,25 @@ __all__ = [
     "NodeOptions",
     "Outcome",
     "Player",
+    "RelayClient",
     "RelayServer",
+    "RoomPass",
     "SaveError",
     "SavedGame",
     "Settings",
     "StatementError",
     "TableWait",
+    "VirtualStream",
     "WatchOptions",
     "Watcher",
+    "club_caps",
     "data_dir",
     "default_known_peers_path",
     "default_transcript",
     "find_saved",
     "find_tables",
     "key_change_statement",
+    "lan_address",
     "listen_failure",
     "load_saved",
     "load_secret",
