@@ -1,8 +1,9 @@
 """``moska tournament``: a club event of several tables and rounds, with no referee.
 
 ``moska tournament direct`` opens the event (its settings, who may enter) and carries the
-statements; ``moska tournament enter HOST:PORT`` enters it, as the person at the terminal or
-as a bot, and plays each round's table on its own (docs/TOURNAMENT.md).
+statements; ``moska tournament enter HOST:PORT`` (or the event's invite, when the event meets
+at a relay too) enters it, as the person at the terminal or as a bot, and plays each round's
+table on its own (docs/TOURNAMENT.md).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     import trio
 
     from ..crypto.identity import Identity
+    from ..net.invite import Invite
     from ..tournament import BoardState
     from ..ui import BoardScreen
 
@@ -182,7 +184,9 @@ def tournament(
         " write an event folder's report again; leaderboard: show the club's.",
     ),
     address: str | None = typer.Argument(
-        None, help="enter: the director's HOST:PORT, as it printed it; report: the EVENT_FOLDER."
+        None,
+        help="enter: the director's HOST:PORT, or the event's invite (moska:...), as it printed"
+        " it; report: the EVENT_FOLDER.",
     ),
     name: str | None = typer.Option(
         None, help="The event's name (direct), or your name in it (enter)."
@@ -219,6 +223,25 @@ def tournament(
     ),
     bind: str = typer.Option("0.0.0.0", help="Address to listen on (127.0.0.1: this machine)."),
     port: int = typer.Option(0, min=0, max=65535, help="direct: port to listen on (0: any)."),
+    relay: str | None = typer.Option(
+        None,
+        help="direct: a relay (moska relay) where the entrants and the tables meet when they"
+        " cannot reach each other: HOST:PORT; it goes into the event's invite.",
+    ),
+    relay_for_others: bool = typer.Option(
+        False,
+        "--relay-for-others",
+        help="direct: also run a relay here (on --relay-port) for the entrants and their tables.",
+    ),
+    relay_port: int = typer.Option(
+        0, min=0, max=65535, help="direct: port of --relay-for-others (0: any free port)."
+    ),
+    listen: bool = typer.Option(
+        True,
+        "--listen/--no-listen",
+        help="Accept connections (--no-listen: the director and the tables are reached"
+        " through the event's relay only).",
+    ),
     wait: float = typer.Option(
         600.0, min=1.0, help="Seconds to wait for the director (enter) or a stage (direct)."
     ),
@@ -267,14 +290,16 @@ def tournament(
                 port,
                 wait,
                 file,
+                (relay, relay_port if relay_for_others else None, listen),
             )
         )
     if action == "enter":
         if address is None:
-            raise fail("enter: name the director's HOST:PORT (it printed it)")
-        raise typer.Exit(
-            _enter(address, name, bot, program, identity, folder, bind, wait, quiet, plain, file)
+            raise fail("enter: name the director's HOST:PORT or the event's invite (it printed it)")
+        entered = _enter(
+            address, name, bot, program, identity, folder, bind, wait, quiet, plain, file, listen
         )
+        raise typer.Exit(entered)
     if action == "report":
         if address is None:
             raise fail(_("report: name the EVENT_FOLDER"))
@@ -300,13 +325,17 @@ def _direct(
     port: int,
     wait: float,
     leaderboard: Path | None = None,
+    meeting: tuple[str | None, int | None, bool] = (None, None, True),
 ) -> int:
+    """``meeting``: the event's relay (``HOST:PORT``), the port of the relay the director
+    runs for the others (None: none), and whether the director listens."""
     from ..event.carrier import DirectorNode, DirectorOptions
     from ..event.folder import is_event_folder, load
     from ..tournament import EventSpec, TournamentError
 
     if entrants < 2:
         raise fail("direct: say how many entrants the entry closes with (--entrants N)")
+    relay_address, relay_for_others, listen = _meeting(*meeting)
     try:
         spec = EventSpec(
             name or "club evening",
@@ -334,13 +363,45 @@ def _direct(
         typer.echo(f"resuming the event of {where}")
     where.mkdir(parents=True, exist_ok=True)
     options = DirectorOptions(
-        me, spec, nonce, entrants, where, bind, port, show=_print_board, stage_timeout=wait
-    )
+        me, spec, nonce, entrants, where, bind, port, show=_print_board, stage_timeout=wait,
+        relay=relay_address, relay_for_others=relay_for_others, listen=listen,
+    )  # fmt: skip
     code = _run(DirectorNode(options).run)
     if code == 0:
         _keep(where, leaderboard)
     typer.echo(f"the event folder: {where} (moska verify {where})")
     return code
+
+
+def _meeting(
+    relay: str | None, relay_for_others: int | None, listen: bool
+) -> tuple[tuple[str, int] | None, int | None, bool]:
+    """The director's ``--relay``, ``--relay-for-others`` and ``--no-listen``, checked as
+    ``moska host`` checks them."""
+    from .relay import parse_relay
+
+    relay_address = parse_relay(relay) if relay is not None else None
+    if relay_address is not None and relay_for_others is not None:
+        raise fail("--relay names another relay; --relay-for-others runs one here: pick one")
+    if not listen and relay_address is None and relay_for_others is None:
+        raise fail("--no-listen needs --relay: the entrants must reach the director somehow")
+    return relay_address, relay_for_others, listen
+
+
+def _event_invite(text: str, listen: bool) -> Invite:
+    """The event's invite ``moska tournament enter`` was given (a table's is refused, with
+    the command that takes it)."""
+    from ..net.invite import EVENT_INVITE, InviteError, parse_invite
+    from .net import check_invite_length
+
+    check_invite_length(text)
+    try:
+        invite = parse_invite(text, EVENT_INVITE)
+    except InviteError as error:
+        raise fail(f"not a usable invite: {error}") from None
+    if not listen and invite.relay is None:
+        raise fail("--no-listen needs an event invite with a relay (the tables meet there)")
+    return invite
 
 
 def _enter(
@@ -355,17 +416,24 @@ def _enter(
     quiet: bool,
     plain: bool = False,
     leaderboard: Path | None = None,
+    listen: bool = True,
 ) -> int:
     from ..bots.loader import BotLoadError, load_bot
     from ..event.carrier import EntrantNode, EntrantOptions
     from ..event.tables import Seat
+    from ..net.invite import looks_like_invite
     from ..net.node import Player
     from ..table.networked import BotAtTable, PersonAtTable
     from ..tournament import BOT, PERSON
 
+    invite = _event_invite(address, listen) if looks_like_invite(address) else None
     host, sep, port_text = address.strip().rpartition(":")
     host = host.strip("[]")
-    if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+    if invite is not None:
+        host, port_text = "", "0"
+    elif not listen:
+        raise fail("--no-listen needs the event's invite with a relay (moska:...)")
+    elif not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise fail(f'"{address}" is not the director\'s HOST:PORT (e.g. 192.168.1.20:7000)')
     port = int(port_text)
     if bot is not None and program is not None:
@@ -396,7 +464,9 @@ def _enter(
 
     where = folder or _default_folder("enter", seat_name)
     where.mkdir(parents=True, exist_ok=True)
-    seat = Seat(me, seat_name, player, bind, echo=(lambda _: None) if quiet else print)
+    seat = Seat(
+        me, seat_name, player, bind, echo=(lambda _: None) if quiet else print, listen=listen
+    )
     options = EntrantOptions(
         seat,
         PERSON if spec is None else BOT,
@@ -405,6 +475,7 @@ def _enter(
         port,
         show=lambda board: _print_board(board, me.public_bytes, live=spec is not None),
         connect_wait=wait,
+        invite=invite,
     )
     person: PersonBoard | None = None
     if spec is None and not plain and sys.stdin.isatty() and sys.stdout.isatty():
