@@ -262,9 +262,11 @@ def tournament(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
 ) -> None:
-    """Run a club event of several tables and rounds with no referee: `direct` opens it,
-    `enter HOST:PORT` plays in it; the draw is drawn from every entrant's secret, the tables
-    play on the entrants' own machines, and `moska verify FOLDER` proves the standings. At
+    """Run a club event of several tables and rounds with no referee: `direct` opens it
+    (`--relay HOST:PORT`: it meets at a relay too, and prints the event's invite), `enter
+    HOST:PORT` (or `enter INVITE`) plays in it; the draw is drawn from every entrant's
+    secret, the tables play on the entrants' own machines, and `moska verify FOLDER` proves
+    the standings. At
     the end every member writes the report into its folder and rates the event on its club
     leaderboard; `report FOLDER` writes it again, `leaderboard` shows the ratings."""
     logging.basicConfig(
