@@ -266,9 +266,9 @@ def tournament(
     (`--relay HOST:PORT`: it meets at a relay too, and prints the event's invite), `enter
     HOST:PORT` (or `enter INVITE`) plays in it; the draw is drawn from every entrant's
     secret, the tables play on the entrants' own machines, and `moska verify FOLDER` proves
-    the standings. At
-    the end every member writes the report into its folder and rates the event on its club
-    leaderboard; `report FOLDER` writes it again, `leaderboard` shows the ratings."""
+    the standings. At the end every member writes the report into its folder and rates the
+    event on its club leaderboard; `report FOLDER` writes it again, `leaderboard` shows the
+    ratings."""
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s: %(message)s",
