@@ -46,6 +46,9 @@ class Seat:
     listen: bool = True  # False: the tables are reached through the event's relay only
 
 
+RETRY = 1.0
+"""Seconds before a joiner tries a table's invite again (its room did not answer)."""
+
 Address = tuple[str, int]
 Where = Address | Invite
 """Where a joiner finds its table: the host's address, or (an event with a relay) the
@@ -104,6 +107,8 @@ async def play_table(
 
             outcomes: list[Outcome] = []
             port = await nursery.start(run_host)
+            if invite is not None:
+                await _at_the_relay(node, seat.lobby_wait)
             await announce(port, invite)
         return outcomes[0]
     give_up = trio.current_time() + seat.lobby_wait
@@ -125,6 +130,20 @@ async def play_table(
         if outcome.code == 0 or sat_down or trio.current_time() > give_up:
             return outcome
         tried = address
+        if isinstance(address, Invite):  # the room may only be slow to answer: again
+            await trio.sleep(RETRY)
+            tried = None
+
+
+async def _at_the_relay(node: Node, wait: float) -> None:
+    """Until the host's node is registered in its table's room at the relay (at most
+    ``wait`` s, or until it stops), so that its invite, once out, finds the room there."""
+    with trio.move_on_after(wait):
+        while node.outcome is None:
+            client = node.relay_client
+            if client is not None and client.registered.is_set():
+                return
+            await trio.sleep(0.05)
 
 
 def _saved_game(transcript: Path, identity: Identity) -> SavedGame | None:
