@@ -64,7 +64,7 @@ def relay(
         max=4096,
         help="Connections at most from one source network (an address; an IPv6 /64), and keys"
         " of one room from it; rooms it may open: a quarter, at least 2. Raise it for a club"
-        " whose members all come from one address (a club event: members+tables, doubled).",
+        " whose members all come from one address (a club event: twice the entrants, and two).",
     ),
     room_size: int = typer.Option(
         16, min=2, max=1024, help="Keys in one room (a club event's room: every entrant)."
