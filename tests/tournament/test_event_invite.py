@@ -239,3 +239,34 @@ def test_a_director_that_relays_for_others_is_entered_through_its_relay_alone(
             nursery.cancel_scope.cancel()
 
     trio.run(main)
+
+
+def test_an_entrant_at_host_port_learns_the_relay_its_tables_meet_at(tmp_path: Path) -> None:
+    """An event with a relay, entered by ``HOST:PORT`` (no invite): the director tells the
+    entrant its relay, where the entrant's tables open their rooms too."""
+    said: list[str] = []
+    learnt: list[tuple[str, int] | None] = []
+
+    async def main() -> None:
+        (tmp_path / "director").mkdir()
+        options = DirectorOptions(DIRECTOR, SPEC, NONCE, 3, tmp_path / "director", "127.0.0.1",
+                                  echo=said.append, relay_for_others=0)  # fmt: skip
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(DirectorNode(options).run)
+            line = next(line for line in said if line.startswith("event invite"))
+            invite = parse_invite(line.split(": ", 1)[1], EVENT_INVITE)
+            assert invite.direct == (("127.0.0.1", port),)
+            (tmp_path / "entrant").mkdir()
+            seat = Seat(ENTRANT, "ann", lambda: None, "127.0.0.1")  # type: ignore[arg-type,return-value]
+            node = EntrantNode(EntrantOptions(seat, "bot", tmp_path / "entrant", "127.0.0.1",
+                                              port, echo=said.append))  # fmt: skip
+            nursery.start_soon(node.run)
+            with trio.fail_after(60):
+                while node.relay is None:
+                    await trio.sleep(0.05)
+            learnt.append(node.relay)
+            assert invite.relay == node.relay
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert learnt and learnt[0] is not None
