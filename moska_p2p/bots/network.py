@@ -132,8 +132,11 @@ def _sigmoid(x: Array) -> Array:
     return np.asarray(1.0 / (1.0 + np.exp(-np.clip(x, -30.0, 30.0))), dtype=np.float32)
 
 
-class ValueNet:
-    """A multilayer perceptron: ``layers`` of ``(weights, bias)``, ReLU between, sigmoid out."""
+class Perceptron:
+    """The weights of a multilayer perceptron, ``layers`` of ``(weights, bias)`` with ReLU
+    between them, and the meta its file carries. The value and the policy networks share it
+    and differ in their last layer and in how they multiply (each its own, for speed or for
+    bit-for-bit reproducible training)."""
 
     def __init__(
         self, layers: list[tuple[Array, Array]], meta: dict[str, Any] | None = None
@@ -144,6 +147,10 @@ class ValueNet:
     @property
     def sizes(self) -> list[int]:
         return [int(self.layers[0][0].shape[0])] + [int(w.shape[1]) for w, _ in self.layers]
+
+
+class ValueNet(Perceptron):
+    """P(loses) for each relative seat: sigmoid outputs."""
 
     def logits(self, inputs: npt.ArrayLike) -> Array:
         """The last layer's outputs before the sigmoid, for a batch ``(N, inputs)`` or one

@@ -34,12 +34,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from moska_p2p.bots.network import checked_layers, read_archive, write_archive
+from moska_p2p.bots.network import Perceptron, checked_layers, read_archive, write_archive
 from moska_p2p.engine import (
     ATTACK,
     ATTACK_DECK,
@@ -166,19 +165,8 @@ def move_rows(game: Game, moves: Sequence[Move], scores: Sequence[float]) -> lis
     return rows
 
 
-class PolicyNet:
-    """A multilayer perceptron from a move's row to its logit; the softmax over a node's
-    moves is their prior."""
-
-    def __init__(
-        self, layers: list[tuple[Array, Array]], meta: dict[str, Any] | None = None
-    ) -> None:
-        self.layers = [(np.ascontiguousarray(w), np.ascontiguousarray(b)) for w, b in layers]
-        self.meta: dict[str, Any] = dict(meta or {})
-
-    @property
-    def sizes(self) -> list[int]:
-        return [int(self.layers[0][0].shape[0])] + [int(w.shape[1]) for w, _ in self.layers]
+class PolicyNet(Perceptron):
+    """From a move's row to its logit; the softmax over a node's moves is their prior."""
 
     def logits(self, rows: npt.ArrayLike) -> Array:
         """Each row's logit, with numpy's own loops in a fixed order (no BLAS)."""

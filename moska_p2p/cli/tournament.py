@@ -259,6 +259,18 @@ def tournament(
         help="The club's leaderboard file the event is rated into, and leaderboard shows"
         " (default: the data directory's, one a preset).",
     ),
+    take_from: Path | None = typer.Option(
+        None,
+        "--from",
+        help="direct: your event folder is lost, your key is not: continue the event from a"
+        " member's folder (its statements are checked and copied into --folder).",
+    ),
+    succeed: bool = typer.Option(
+        False,
+        "--succeed",
+        help="direct --from YOUR_FOLDER: the director's key is lost: direct the event in its"
+        " place with your own key, once more than half of the entrants acknowledge it.",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
 ) -> None:
@@ -292,6 +304,8 @@ def tournament(
                 port,
                 wait,
                 file,
+                take_from,
+                succeed,
                 (relay, relay_port if relay_for_others else None, listen),
             )
         )
@@ -327,6 +341,8 @@ def _direct(
     port: int,
     wait: float,
     leaderboard: Path | None = None,
+    take_from: Path | None = None,
+    succeed: bool = False,
     meeting: tuple[str | None, int | None, bool] = (None, None, True),
 ) -> int:
     """``meeting``: the event's relay (``HOST:PORT``), the port of the relay the director
@@ -335,7 +351,7 @@ def _direct(
     from ..event.folder import is_event_folder, load
     from ..tournament import EventSpec, TournamentError
 
-    if entrants < 2:
+    if entrants < 2 and take_from is None:
         raise fail("direct: say how many entrants the entry closes with (--entrants N)")
     relay_address, relay_for_others, listen = _meeting(*meeting)
     try:
@@ -354,6 +370,16 @@ def _direct(
     me = _identity(identity, None, None)
     where = folder or _default_folder("direct", "event")
     nonce = secrets.token_bytes(32)
+    if succeed and take_from is None:
+        raise fail("--succeed: name the folder the event continues from (--from FOLDER)")
+    if take_from is not None:  # the director's folder is lost: a member's continues it
+        from ..event import FolderError, take_over
+
+        try:
+            take_over(take_from, where, me.public_bytes, succeed=succeed)
+        except (FolderError, TournamentError) as error:
+            raise fail(f"--from: {error}") from None
+        typer.echo(f"the event of {take_from} continues from {where}")
     if is_event_folder(where):  # the director comes back: the event of its folder
         from ..tournament.record import follow
 
@@ -361,7 +387,7 @@ def _direct(
         entry = follow(record).entry
         if entry is None:
             raise fail(f"{where} holds an event whose entry never closed: start a new one")
-        spec, nonce = entry.spec, entry.nonce
+        spec, nonce, entrants = entry.spec, entry.nonce, len(entry.entrants)
         typer.echo(f"resuming the event of {where}")
     where.mkdir(parents=True, exist_ok=True)
     options = DirectorOptions(

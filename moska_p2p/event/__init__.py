@@ -14,8 +14,10 @@ from .folder import (
     NOT_AN_EVENT,
     VALID,
     EventReport,
+    FolderError,
     is_event_folder,
     load,
+    take_over,
     verify_event,
 )
 from .results import board_state, event_results, game_transcripts, write_report
@@ -30,12 +32,14 @@ __all__ = [
     "EntrantNode",
     "EntrantOptions",
     "EventReport",
+    "FolderError",
     "Seat",
     "board_state",
     "event_results",
     "game_transcripts",
     "is_event_folder",
     "load",
+    "take_over",
     "verify_event",
     "write_report",
 ]

@@ -10,9 +10,13 @@ time and the folder, and starts the tables.
 
 Messages are length-prefixed msgpack frames (:class:`~moska_p2p.net.wire.FrameStream`):
 
-* director to entrant, first: ``["event", settings, director key, nonce]``;
+* director to entrant, first: ``["event", settings, director key, nonce]``, and a hub run
+  by a successor (the director's key lost) adds its own key: ``[..., successor key]``;
 * entrant to director: ``["enter", ENTER statement]``; the director answers
   ``["refused", reason]`` or sends every statement it holds;
+* entrant to director, once entered: ``["held", [statement, ...], more]``: every statement
+  its record holds (a restarted director may lack some, its own closures included), the
+  director's last, in parts of at most :data:`HELD_PART` bytes (``more``: parts follow);
 * both ways: ``["s", statement]``; director to entrants: ``["where", TABLE statement,
   address]``: a table's host said on which port its table listens, and the director says at
   which address it sees that host (the joiners pin the host's key, so a wrong address only
@@ -44,7 +48,7 @@ from ..protocol.frames import FrameError, pack, unpack
 from ..tournament import BoardState, EventSpec, Statement, TournamentError, read
 from ..tournament.record import EventRecord, EventState, follow, table_open
 from ..tournament.service import Director, EntrantRole, TableToPlay, enter
-from ..tournament.signed import ENTER, TABLE
+from ..tournament.signed import ENTER, SUCCEED, TABLE
 from .folder import EVENT_FILE, load, save, write_standings
 from .relayed import (
     CHALLENGE_SIZE,
@@ -70,6 +74,8 @@ STAGE_TIMEOUT = 900.0
 """Seconds the director waits for a stage (commitments, reveals, a round's tables) before
 closing it with what is in (a round of tables may take long: people play it)."""
 RETRY = 0.5
+HELD_PART = 32 * 1024
+"""Bytes of statements in one ``held`` message (a frame is at most 64 KiB)."""
 KEEPALIVE = 120.0
 """Seconds between the director's ``["tick"]`` to every entrant in an event with a relay: a
 relay closes a room that relays nothing for a while (a long round says nothing)."""
@@ -92,6 +98,27 @@ def _decode(body: bytes) -> list[object]:
     if not isinstance(value, list) or not value or not isinstance(value[0], str):
         raise FrameError("an event message is [kind, ...]")
     return value
+
+
+def held_messages(record: EventRecord) -> list[bytes]:
+    """An entrant's record as ``held`` messages: its items before the director's
+    statements (a closure is taken only once the items it counts are)."""
+    try:
+        entry = follow(record).entry if len(record) else None
+    except TournamentError:  # a record that does not follow: its order as it is
+        entry = None
+    director = entry.director if entry is not None else None
+    statements = sorted(record.statements.values(), key=lambda s: s.author == director)
+    parts: list[list[bytes]] = [[]]
+    size = 0
+    for statement in statements:
+        data = statement.to_bytes()
+        if parts[-1] and size + len(data) > HELD_PART:
+            parts.append([])
+            size = 0
+        parts[-1].append(data)
+        size += len(data)
+    return [_message("held", part, n < len(parts) - 1) for n, part in enumerate(parts)]
 
 
 async def _write_out(stream: trio.abc.SendStream, outbox: trio.MemoryReceiveChannel[bytes]) -> None:
@@ -138,17 +165,24 @@ class DirectorNode:
     def __post_init__(self) -> None:
         if (self.o.folder / EVENT_FILE).exists():
             _, self.record = load(self.o.folder)  # the director resumes from its folder
-        self.role = Director(
-            self.o.identity, self.o.spec, self.o.nonce, self.record, self.o.entrants
-        )
         entry = follow(self.record).entry
-        if entry is not None:
-            self.role.entrants = {e.key: e for e in entry.entrants}
+        self.role = Director(
+            self.o.identity,
+            self.o.spec,
+            self.o.nonce,
+            self.record,
+            self.o.entrants,
+            entry.director if entry is not None else None,  # a successor's: not its own key
+        )
+        if len(self.record):
+            self.role.resume()  # no closure before the entrants' records are in
         self.shown = (0, 0)  # rounds seated and published when the board was shown
         self.seated = 0  # rounds whose tables were shown
         self.stage_started = 0.0  # when the stage under way began (trio time, from run)
+        self.succeeded = False  # whether a succession was said to count
         self.progress = -1
         self.relay_address: tuple[str, int] | None = None  # the event's relay, as others dial it
+        self.table_invites: dict[bytes, str] = {}  # TABLE statement -> its host's invite
 
     async def run(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> int:
         listeners: list[trio.SocketListener] = []
@@ -237,10 +271,20 @@ class DirectorNode:
             return
         for statement in out:
             self._broadcast(_message("s", statement.to_bytes()))
+            if statement.kind == SUCCEED:
+                number, stage = statement.body()[1:3]
+                self.o.echo(
+                    f"succeeding the director from the {stage} of round {number}: once more "
+                    "than half of the entrants acknowledge it"
+                )
         if out:
             self._save()
             self._show()
         state = follow(self.record)
+        if state.successor is not None and not self.succeeded:
+            self.succeeded = True
+            name = state.entry.entrant(state.successor).name if state.entry else "?"
+            self.o.echo(f"{name} directs the event now (more than half acknowledged it)")
         if state.conflicts:
             for conflict in state.conflicts:
                 self.o.echo(f"the event stops: {conflict}")
@@ -305,10 +349,9 @@ class DirectorNode:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_write_out, stream, receive)
             try:
+                hub = [self.o.identity.public_bytes] if self.role.succeeding else []
                 await send.send(
-                    _message(
-                        "event", self.o.spec.to_wire(), self.o.identity.public_bytes, self.o.nonce
-                    )
+                    _message("event", self.o.spec.to_wire(), self.role.director, self.o.nonce, *hub)
                 )
                 with trio.fail_after(30):
                     first = await frames.receive()
@@ -369,19 +412,51 @@ class DirectorNode:
 
     def _on_message(self, connection: Connection, body: bytes) -> None:
         kind, *rest = _decode(body)
-        invite: object = None
-        if kind == "table" and len(rest) == 2:  # a TABLE statement and the table's invite
-            kind, rest, invite = "s", rest[:1], rest[1]
+        if kind == "held" and len(rest) == 2 and isinstance(rest[0], list):
+            self._on_held(connection, rest[0], rest[1] is True)
+            return
+        if kind == "table" and len(rest) == 2 and isinstance(rest[0], bytes):
+            self._table_invite(connection, rest[0], rest[1])  # a TABLE statement, an invite
+            kind, rest = "s", rest[:1]
         if kind != "s" or len(rest) != 1 or not isinstance(rest[0], bytes):
             raise FrameError(f"an entrant sends statements, not {kind!r}")
-        statement = read(rest[0])
+        self._on_statement(connection, read(rest[0]))
+
+    def _on_held(self, connection: Connection, items: list[object], more: bool) -> None:
+        """A part of an entrant's whole record, as it (re)connects: whatever this record
+        lacks (its own items, or a closure this director signed before it restarted) is
+        taken and carried; a table's address only from its host."""
+        if not all(isinstance(item, bytes) for item in items):
+            raise FrameError("held is a list of statements")
+        statements = [read(item) for item in items if isinstance(item, bytes)]
+        if any(s.event() != self.role.event for s in statements):
+            raise TournamentError("a statement of another event")
+        for statement in statements:
+            if statement.kind == TABLE and statement.author == connection.key:
+                self._on_statement(connection, statement)
+        clashes = len(self.role.clashes)
+        others = [s for s in statements if s.kind != TABLE]
+        for statement in self.role.take_held(connection.key, others, last=not more):
+            self._broadcast(_message("s", statement.to_bytes()))
+        for clash in self.role.clashes[clashes:]:
+            self.o.echo(f"warning: {clash}")
+
+    def _table_invite(self, connection: Connection, said: bytes, invite: object) -> None:
+        """Keep the invite a table's host sent with its TABLE statement (a usable one of
+        its own table), for every ``where`` of that statement from now on (the statement
+        comes again without it when the host reconnects)."""
+        author = read(said).author
+        if isinstance(invite, str) and table_where(invite, author, connection.address, 0):
+            self.table_invites[said] = invite
+
+    def _on_statement(self, connection: Connection, statement: Statement) -> None:
         if statement.event() != self.role.event:
             raise TournamentError("a statement of another event")
         self.role.admissible(statement)  # anything else would spoil every record
         if statement.kind == TABLE:
             where = statement.body()[1:]
-            usable = table_where(invite, statement.author, connection.address, 0) is not None
-            extra = [invite] if usable else []
+            invite = self.table_invites.get(statement.to_bytes())
+            extra = [invite] if invite is not None else []
             message = _message("where", statement.to_bytes(), connection.address, *extra)
             self.where[(where[0], where[1], statement.author)] = message
             self.record.add(statement)
@@ -491,14 +566,16 @@ class EntrantNode:
                 if first is None:
                     raise OSError("the director closed the connection")
                 kind, *rest = _decode(first)
-                if kind != "event" or len(rest) != 3:
+                if kind != "event" or len(rest) not in (3, 4):
                     raise FrameError("the director's first message is the event")
+                hub = rest[3] if len(rest) == 4 else rest[1]  # the director, or its successor
+                self.role.hub = hub if isinstance(hub, bytes) else None
                 spec = EventSpec.from_wire(rest[0])
                 from ..tournament import event_id
 
                 assert isinstance(rest[1], bytes) and isinstance(rest[2], bytes)
                 event = event_id(spec, rest[1], rest[2])
-                refusal = await self._wrong_director(frames, send, rest[1], event)
+                refusal = await self._wrong_director(frames, send, hub, event)
                 if refusal is not None:
                     self.o.echo(f"error: {refusal}")
                     self.code = 1
@@ -516,9 +593,10 @@ class EntrantNode:
                 statement = enter(me.identity, event, me.name, self.o.plays)
                 await send.send(_message("enter", statement.to_bytes()))
                 frames.authenticated(EVENT_LINK_ID)
-                for held in list(self.record.statements.values()):  # what the director may lack
-                    if held.author == me.identity.public_bytes:
-                        await send.send(self._statement_message(held))
+                for message in held_messages(self.record):  # what the director may lack
+                    await send.send(message)
+                for said, invite in self.table_invites.items():  # and how to reach our table
+                    await send.send(_message("table", said, invite))
                 self.o.echo(f"entered the event {spec.name!r} as {me.name}")
                 self.deadline = trio.current_time() + self.o.connect_wait  # from now on
                 if len(self.record):

@@ -25,6 +25,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..crypto.identity import fingerprint_of
 from ..net.persist import write_private
 from ..protocol.frames import FrameDecoder, FrameError, pack, unpack
 from ..protocol.tally import (
@@ -226,3 +227,61 @@ def game_of(report: Report) -> GameRecord:
 
 def statements_of(record: EventRecord) -> list[Statement]:
     return list(record.statements.values())
+
+
+def take_over(
+    source: Path, target: Path, key: bytes, *, succeed: bool = False
+) -> tuple[bytes, EventRecord]:
+    """The director's folder is lost, its key is not: continue the event from a member's
+    folder ``source`` into ``target`` (a new folder, or one that holds this event already:
+    the two are joined). Only the signed statements are taken (the member's transcripts are
+    its own), and only from a folder that verifies so far, of an event whose entry closed
+    and that the key ``key`` directs (with ``succeed``: an entrant's key, which succeeds a
+    director whose key is lost too); :class:`FolderError` says why not. The event id and
+    the record ``target`` now holds."""
+    if source.resolve() == target.resolve():
+        raise FolderError(
+            f"{source} is the folder the director resumes from anyway: leave out --from"
+            if not succeed
+            else f"{source} is an entrant's folder: the successor's is another (--folder)"
+        )
+    found = verify_event(source)
+    if found.status == NOT_AN_EVENT:
+        raise FolderError(f"{source}: {found.fault}")
+    if found.status == INVALID or found.state is None or found.state.entry is None:
+        raise FolderError(f"{source} does not verify ({found.fault}): the event is not continued")
+    entry = found.state.entry
+    entrant = key in entry.entrant_keys()
+    if succeed and not entrant:
+        raise FolderError(
+            f"only an entrant of the event of {source} succeeds its director: this identity "
+            f"({fingerprint_of(key)}) is "
+            + ("its director: leave out --succeed" if key == entry.director else "not one")
+        )
+    if not succeed and entry.director != key:
+        raise FolderError(
+            f"{source} holds an event directed by {fingerprint_of(entry.director)}, not by "
+            f"this identity ({fingerprint_of(key)}): only its director continues it"
+            + (
+                " (an entrant succeeds a director whose key is lost with --succeed)"
+                if entrant
+                else ""
+            )
+        )
+    if not found.state.entry_closed:
+        raise FolderError(f"{source} holds an event whose entry never closed: start a new one")
+    event, record = load(source)
+    if is_event_folder(target):
+        held_event, held = load(target)
+        if held_event != event:
+            raise FolderError(f"{target} holds another event: name a new --folder")
+        for statement in record.statements.values():
+            held.add(statement)
+        try:
+            follow(held)
+        except TournamentError as error:
+            raise FolderError(f"{source} and {target} disagree: {error}") from None
+        record = held
+    target.mkdir(parents=True, exist_ok=True)
+    save(target, event, record)
+    return event, record

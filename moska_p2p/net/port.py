@@ -65,6 +65,11 @@ class TableWait:
     unreachable: tuple[bool, ...]
     left: float
     through: tuple[tuple[int, int], ...] = ()  # (seat, seat its frames come through)
+    cut_off: tuple[tuple[int, float], ...] = ()
+    """(seat, seconds since its last frame) for each waited-for peer still within its move
+    clock that this peer has no link to and whose frames come through nobody: the protocol
+    calls it out of contact only after three missed keep-alives (minutes at a person's
+    table), but a person should know at once that its connection is gone."""
 
 
 class FramePaths:
@@ -129,6 +134,7 @@ def table_wait(
     gone = [w.left for w in status if w.clock == CONTACT]
     seat = session.seat_of.get
     detours = paths.detours(session, links, now) if paths is not None else []
+    detoured = {key for key, _via in detours}
     return TableWait(
         stage,
         tuple(w.seat for w in status),
@@ -136,6 +142,11 @@ def table_wait(
         tuple(w.clock == CONTACT for w in status),
         min(gone) if gone else min((w.left for w in status), default=moves),
         tuple((seat(key, -1), seat(via, -1)) for key, via in detours),
+        tuple(
+            (w.seat, w.silent_since)
+            for w in status
+            if w.clock != CONTACT and w.key not in links and w.key not in detoured
+        ),
     )
 
 

@@ -154,10 +154,12 @@ class Abandonment:
         mine = self.signed.get(key)
         return mine[1] if mine is not None and mine[0] == self.point(key) else None
 
-    def body(self, key: bytes, now: float) -> dict[str, object]:
+    def body(self, key: bytes, now: float) -> m.SilentBody:
+        """This peer's statement that ``key`` is silent at its current point (kept as signed
+        at ``now``, so it is not signed twice)."""
         point = self.point(key)
         self.signed[key] = (point, now)
-        return {"culprit": key, "point": point}
+        return m.SilentBody(culprit=key, point=point)
 
     def on_silent(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """A statement (this peer's own included): kept, and the quorum checked."""

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from ..crypto import deck as mp
+from . import messages as m
 
 STAGE_PASS1 = "shuffle1"
 STAGE_PASS2 = "shuffle2"
@@ -114,13 +115,13 @@ class DeckPhase:
     def _pass2_input(self) -> list[bytes]:
         return self.pass2[-1] if self.pass2 else self.pass1[-1]
 
-    def accept_pass1(self, seat: int, body: dict[str, Any], *, verified: bool = False) -> None:
+    def accept_pass1(self, seat: int, body: m.Shuffle1Body, *, verified: bool = False) -> None:
         """Check ``seat``'s pass-1 output against its shuffle argument, then keep it
         (``verified``: a :class:`DeckJob` of :meth:`check` did, for this very body)."""
         assert self.next_turn() == (STAGE_PASS1, seat)
-        points, scalar, proof = list(body["points"]), body["scalar"], body["proof"]
+        points, scalar, proof = list(body.points), body.scalar, body.proof
         if not verified and not self._made_here(
-            STAGE_PASS1, seat, (tuple(self._pass1_input()), tuple(points), scalar, proof)
+            STAGE_PASS1, seat, (tuple(self._pass1_input()), body.points, scalar, proof)
         ):
             mp.verify_pass1(
                 self.context(seat, STAGE_PASS1), self._pass1_input(), points, scalar, proof
@@ -128,14 +129,14 @@ class DeckPhase:
         self.pass1.append(points)
         self.scalars.append(scalar)
 
-    def accept_pass2(self, seat: int, body: dict[str, Any], *, verified: bool = False) -> None:
+    def accept_pass2(self, seat: int, body: m.Shuffle2Body, *, verified: bool = False) -> None:
         """Check ``seat``'s pass-2 output against its re-keying proof, then keep it
         (``verified``: a :class:`DeckJob` of :meth:`check` did, for this very body)."""
         assert self.next_turn() == (STAGE_PASS2, seat)
-        points, key_points, proof = list(body["points"]), list(body["keys"]), body["proof"]
+        points, key_points, proof = list(body.points), list(body.keys), body.proof
         if len(key_points) != self.size:
             raise mp.DeckError(f"{len(key_points)} key points, not {self.size}")
-        received = (tuple(self._pass2_input()), tuple(points), tuple(key_points), proof)
+        received = (tuple(self._pass2_input()), body.points, body.keys, proof)
         if not verified and not self._made_here(STAGE_PASS2, seat, received):
             mp.verify_pass2(
                 self.context(seat, STAGE_PASS2),
@@ -150,7 +151,7 @@ class DeckPhase:
 
     def make_pass1(
         self, seat: int, made: tuple[Sequence[bytes], bytes] | None = None
-    ) -> dict[str, Any]:
+    ) -> m.Shuffle1Body:
         """This seat's pass-1 message body: its output, ``A_s`` and the shuffle argument
         (``made``: what a :data:`MAKE` job computed from this very input)."""
         assert self.secrets is not None
@@ -160,11 +161,11 @@ class DeckPhase:
         points, proof = made
         record = (seat, tuple(source), tuple(points), self.secrets.public_scalar, proof)
         self._made[STAGE_PASS1] = record
-        return {"scalar": self.secrets.public_scalar, "points": list(points), "proof": proof}
+        return m.Shuffle1Body(scalar=self.secrets.public_scalar, points=tuple(points), proof=proof)
 
     def make_pass2(
         self, seat: int, made: tuple[Sequence[bytes], Sequence[bytes], bytes] | None = None
-    ) -> dict[str, Any]:
+    ) -> m.Shuffle2Body:
         """This seat's pass-2 message body: its output, key points and re-keying proof
         (``made``: what a :data:`MAKE` job computed from this very input)."""
         assert self.secrets is not None
@@ -173,11 +174,13 @@ class DeckPhase:
             made = mp.pass2(self.secrets, self.context(seat, STAGE_PASS2), source)
         points, key_points, proof = made
         self._made[STAGE_PASS2] = (seat, tuple(source), tuple(points), tuple(key_points), proof)
-        return {"points": list(points), "keys": list(key_points), "proof": proof}
+        return m.Shuffle2Body(points=tuple(points), keys=tuple(key_points), proof=proof)
 
     # ------------------------------------------------------------------ offloaded work
 
-    def check(self, seat: int, stage: str, body: dict[str, Any], tag: bytes) -> bool:
+    def check(
+        self, seat: int, stage: str, body: m.Shuffle1Body | m.Shuffle2Body, tag: bytes
+    ) -> bool:
         """For an offloading driver: whether ``seat``'s pass (the message hashed ``tag``, whose
         turn it is) has been checked and may be accepted with ``verified=True``. ``False``:
         its :data:`VERIFY` job is out (made now if need be), so the message must wait. A
@@ -201,10 +204,10 @@ class DeckPhase:
         self._queue(DeckJob(VERIFY, stage, seat, key, run))
         next_stage, next_seat = self._after(stage, seat)
         if self.secrets is not None and next_seat == self.secrets.seat:
-            self._queue_make(next_stage, next_seat, tuple(body["points"]))
+            self._queue_make(next_stage, next_seat, body.points)
         return False
 
-    def my_pass(self, seat: int) -> dict[str, Any] | None:
+    def my_pass(self, seat: int) -> m.Shuffle1Body | m.Shuffle2Body | None:
         """For an offloading driver: this seat's pass body for the pass due now (its turn), or
         ``None`` while its :data:`MAKE` job runs (made now if none was made from this input,
         by the pipeline or before)."""
@@ -270,13 +273,15 @@ class DeckPhase:
             return stage, seat + 1
         return (STAGE_PASS2, 0) if stage == STAGE_PASS1 else ("", -1)
 
-    def _verifier(self, seat: int, stage: str, body: dict[str, Any]) -> Callable[[], object] | None:
+    def _verifier(
+        self, seat: int, stage: str, body: m.Shuffle1Body | m.Shuffle2Body
+    ) -> Callable[[], object] | None:
         """The check of ``seat``'s pass as a pure function over copies (``None`` for this
         seat's own pass, byte for byte); the key-point count is checked here, at once."""
         context = self.context(seat, stage)
-        if stage == STAGE_PASS1:
+        if isinstance(body, m.Shuffle1Body):
             source = tuple(self._pass1_input())
-            points, scalar, proof = tuple(body["points"]), body["scalar"], body["proof"]
+            points, scalar, proof = body.points, body.scalar, body.proof
             if self._made_here(stage, seat, (source, points, scalar, proof)):
                 return None
 
@@ -285,7 +290,7 @@ class DeckPhase:
 
         else:
             source = tuple(self._pass2_input())
-            points, keys, proof = tuple(body["points"]), tuple(body["keys"]), body["proof"]
+            points, keys, proof = body.points, body.keys, body.proof
             if len(keys) != self.size:
                 raise mp.DeckError(f"{len(keys)} key points, not {self.size}")
             if self._made_here(stage, seat, (source, points, keys, proof)):

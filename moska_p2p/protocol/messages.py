@@ -9,7 +9,9 @@ they hold different messages under one sequence number without relaying every fr
 PROTOCOL.md in ``protocol/`` is the reference; this module is its executable form: any field
 of the wrong type or size is refused before the message goes further. A body that passes
 becomes the frozen dataclass of its kind (:class:`HelloBody` ... :class:`VerdictBody`), so
-what reads it reads typed attributes; :func:`to_wire` gives back the map a forging tool edits.
+what reads it reads typed attributes. A sender builds that same dataclass and signs it
+(:func:`encode_body`, the type taken from the class); :func:`to_wire` is where a body becomes
+its map, on the way out and for a forging tool to edit.
 """
 
 from __future__ import annotations
@@ -145,13 +147,23 @@ Body = (
 _B = TypeVar("_B", bound=Body)
 
 
+def kind_of(body: Body) -> str:
+    """The message type ``body`` goes as: a sender names a body, never a kind beside it, so
+    the two cannot disagree."""
+    return _KIND_OF[type(body)]
+
+
 def to_wire(body: Body) -> dict[str, Any]:
     """The map of ``body`` as it goes on the wire (fields in their order, arrays as lists;
-    a verdict's absent ``relayed`` stays absent): what a test or a fuzzer edits and signs."""
+    a verdict's absent ``relayed`` stays absent): the one place a body becomes a map, for
+    the sender's payload and for what a test or a fuzzer edits and signs.
+
+    The field order of each class is the key order of the map (msgpack keeps it), so it is
+    part of the wire format: reordering a class's fields changes every signed payload."""
     out: dict[str, Any] = {}
     for field in dataclasses.fields(body):
         value = getattr(body, field.name)
-        if value is None and field.name in _OPTIONAL.get(_KIND_OF[type(body)], ()):
+        if value is None and field.name in _OPTIONAL.get(kind_of(body), ()):
             continue
         out[field.name] = _as_lists(value)
     return out
@@ -392,6 +404,18 @@ def _heads(value: Any) -> tuple[tuple[int, bytes], ...]:
     return tuple(out)
 
 
+def encode_body(
+    game: bytes,
+    sender: bytes,
+    seq: int,
+    prev: bytes,
+    body: Body,
+    heads: Sequence[tuple[int, bytes]] = (),
+) -> bytes:
+    """The payload bytes of the message carrying ``body``, of the type its class says."""
+    return encode_payload(game, sender, seq, prev, kind_of(body), to_wire(body), heads)
+
+
 def encode_payload(
     game: bytes,
     sender: bytes,
@@ -401,7 +425,8 @@ def encode_payload(
     body: Mapping[str, Any],
     heads: Sequence[tuple[int, bytes]] = (),
 ) -> bytes:
-    """The payload bytes of a message (validated as any received one would be)."""
+    """The payload bytes of a message whose body is a wire map (validated as any received
+    one would be): what :func:`encode_body` sends, and a forging tool's way in."""
     _check_body(kind, body)
     _heads([list(h) for h in heads])
     envelope = {"v": VERSION, "g": game, "f": sender, "s": seq, "p": prev, "t": kind, "b": body}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from . import messages as m
 from . import verdict as v
@@ -66,11 +66,11 @@ class Host(Protocol):
     """The session as its phases see it: the table, the stage, and the way out.
 
     ``begin_game`` sets the game id once every hello is in (and admits the frames that
-    came before it); ``send`` signs a message as this peer, applies it here at once (so the
-    transcript keeps cause before effect) and queues it for every other peer; ``send_claim``
-    sends this peer's D3 claim for the round under way (the session's own method, so that a
-    test can make a lying client by replacing it); ``emit`` adds an event to what the
-    session returns.
+    came before it); ``send`` signs a message as this peer (the typed body of its kind, the
+    kind read from the body's class), applies it here at once (so the transcript keeps cause
+    before effect) and queues it for every other peer; ``send_claim`` sends this peer's D3
+    claim for the round under way (the session's own method, so that a test can make a lying
+    client by replacing it); ``emit`` adds an event to what the session returns.
     """
 
     transcript: list[bytes]
@@ -124,7 +124,7 @@ class Host(Protocol):
 
     def begin_game(self, game_id: bytes) -> None: ...
 
-    def send(self, kind: str, body: dict[str, Any]) -> None: ...
+    def send(self, body: m.Body) -> None: ...
 
     def send_claim(self) -> None: ...
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Sequence
-from typing import Any
 
 from ..cards import CARD_TEXT
 from ..engine import Game, IllegalMove, Move, new_hidden_game, parse_move
@@ -122,7 +121,7 @@ class PlayPhase:
 
     # ------------------------------------------------------------------ this peer's move
 
-    def move_body(self, move: Move) -> dict[str, Any]:
+    def move_body(self, move: Move) -> m.MoveBody:
         """The ``move`` message of this peer's legal ``move``: its own key for every card
         the move shows from its hand."""
         g, deck = self.game, self.host.deck
@@ -132,8 +131,8 @@ class PlayPhase:
         for card in hand_cards(g, move):
             if not g.shown[seat] >> card & 1:
                 pos = g.pos_of[card]
-                cards.append([pos, deck.my_key(pos)])
-        return {"move": str(move), "state": bytes.fromhex(g.state_hash()), "cards": cards}
+                cards.append((pos, deck.my_key(pos)))
+        return m.MoveBody(move=str(move), state=bytes.fromhex(g.state_hash()), cards=tuple(cards))
 
     # ------------------------------------------------------------------ the handlers
 
@@ -295,11 +294,11 @@ class PlayPhase:
             return
         me = self.host.my_seat
         card = self.claim_rank * 4 + g.trump
-        body: Any = None
+        shown: m.KeyPair | None = None
         if g.hands[me] >> card & 1:
             pos = g.pos_of[card]
-            body = [pos, deck.my_key(pos)]
-        self.host.send(m.CLAIM, {"rank": self.claim_rank, "card": body})
+            shown = (pos, deck.my_key(pos))
+        self.host.send(m.ClaimBody(rank=self.claim_rank, card=shown))
 
     def resolve_claims(self) -> None:
         g = self.game
@@ -330,7 +329,7 @@ class PlayPhase:
         host.enter(DISCLOSE)
         if not host.is_observer and host.my_seat in self.disclosures and host.deck is not None:
             due = sorted(self.disclosures[host.my_seat])
-            host.send(m.DISCLOSE, {"keys": [[pos, host.deck.my_key(pos)] for pos in due]})
+            host.send(m.DiscloseBody(keys=tuple((pos, host.deck.my_key(pos)) for pos in due)))
 
     def send_result(self) -> None:
         g = self.game
@@ -341,10 +340,9 @@ class PlayPhase:
         host.enter(RESULT)
         if not host.is_observer:
             host.send(
-                m.RESULT,
-                {
-                    "state": bytes.fromhex(self.final_hash),
-                    "losers": list(self.losers),
-                    "transcript": transcript_digest(host.transcript),
-                },
+                m.ResultBody(
+                    state=bytes.fromhex(self.final_hash),
+                    losers=tuple(self.losers),
+                    transcript=transcript_digest(host.transcript),
+                )
             )

@@ -59,7 +59,7 @@ class Reveals:
             if not host.is_observer and target != me and (me, pos) not in deck.keys:
                 mine[pos] = deck.my_key(pos)
         if mine:
-            host.send(m.KEYS, {"keys": [[pos, key] for pos, key in sorted(mine.items())]})
+            host.send(m.KeysBody(keys=tuple(sorted(mine.items()))))
 
     def take_keys(self, peer: Peer, msg: m.Message, frame: bytes) -> None:
         """A ``keys`` message: every key owed and valid, recorded, and the faces learnt."""

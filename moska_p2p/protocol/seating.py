@@ -53,14 +53,13 @@ class Seating:
         """Send this peer's hello: its nonce, its commitment, the table it expects."""
         host = self.host
         host.send(
-            m.HELLO,
-            {
-                "name": self.name[: m.MAX_NAME],
-                "nonce": self.nonce,
-                "seat_commit": seat_commitment(self.table, host.me, self.secret),
-                "config": host.config.to_wire(),
-                "roster": host.roster,
-            },
+            m.HelloBody(
+                name=self.name[: m.MAX_NAME],
+                nonce=self.nonce,
+                seat_commit=seat_commitment(self.table, host.me, self.secret),
+                config=host.config.to_wire(),
+                roster=tuple(host.roster),
+            )
         )
 
     def advance(self) -> bool:
@@ -71,7 +70,7 @@ class Seating:
             host.enter(SEAT)
             host.begin_game(game_id(self.table, [peers[k].nonce for k in host.roster]))
             if not host.is_observer:
-                host.send(m.SEAT, {"secret": self.secret})
+                host.send(m.SeatBody(secret=self.secret))
             return True
         if host.stage == SEAT and all(p.seat_secret for p in peers.values()):
             self._draw_seats()

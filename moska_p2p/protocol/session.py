@@ -323,7 +323,7 @@ class PeerSession:
         parsed = parse_move(move) if isinstance(move, str) else move
         trial = g.copy()
         trial.play(parsed)  # raises IllegalMove: nothing is sent
-        self.send(m.MOVE, self.play_phase.move_body(parsed))
+        self.send(self.play_phase.move_body(parsed))
         self._pump(now)
         return self._drain()
 
@@ -335,7 +335,7 @@ class PeerSession:
             raise LocalError("an observer has no seat to leave")
         if self.stage not in (DONE, STOPPED):
             try:
-                self.send(m.LEAVE, {"reason": reason[:200]})
+                self.send(m.LeaveBody(reason=reason[:200]))
             except Violation as violation:
                 self.stop_for(violation)
         return self._drain()
@@ -465,7 +465,7 @@ class PeerSession:
             self.stop_for(violation)
         running = self.stage not in (DONE, STOPPED) and not self.is_observer
         if running and self.game_id and now - self._alive_at >= self.abandonment.interval:
-            self.send(m.WAIT, {})  # a keep-alive: its heads also ask for what is missing
+            self.send(m.WaitBody())  # a keep-alive: its heads also ask for what is missing
         return self._drain()
 
     def _gone(self, waiting: list[bytes], since: float, now: float) -> list[bytes]:
@@ -480,7 +480,7 @@ class PeerSession:
         """Sign a statement about every seat past its deadline; stop with an uncorroborated
         ``timeout`` once a statement of this peer waited the timeout for its quorum."""
         for key in self.abandonment.due(waiting, since, now):
-            self.send(m.SILENT, self.abandonment.body(key, now))
+            self.send(self.abandonment.body(key, now))
             if self.stage == STOPPED:
                 return
         # The others' deadlines may lag this peer's by up to the grace (what each was last
@@ -553,16 +553,15 @@ class PeerSession:
         out, self._out = self._out, []
         return out
 
-    def send(self, kind: str, body: dict[str, Any]) -> None:
+    def send(self, body: m.Body) -> None:
         """Sign a message, apply it here at once (so the transcript keeps cause before
         effect), and send it."""
         assert self.identity is not None
+        kind = m.kind_of(body)
         me = self.peers[self.me]
         gid = self.table_id if kind == m.HELLO else self.game_id
         assert gid is not None
-        payload = m.encode_payload(
-            gid, self.me, me.next_seq, me.last_hash, kind, body, self.heads.mine()
-        )
+        payload = m.encode_body(gid, self.me, me.next_seq, me.last_hash, body, self.heads.mine())
         frame = encode_frame(kind, payload, self.identity.sign(kind, payload))
         msg = m.parse_payload(payload)
         self.intake.seen.add(msg.hash)
@@ -683,16 +682,16 @@ class PeerSession:
                 if sum(len(e) for e in evidence) + len(f) > m.MAX_EVIDENCE_BYTES:
                     break
                 evidence.append(f)
-            body = {
-                "kind": verdict.kind,
-                "culprits": list(verdict.keys),
-                "reason": verdict.reason[:400],
-                "evidence": evidence,
-                "relayed": list(verdict.relayed),
-            }
+            body = m.VerdictBody(
+                kind=verdict.kind,
+                culprits=tuple(verdict.keys),
+                reason=verdict.reason[:400],
+                evidence=tuple(evidence),
+                relayed=tuple(verdict.relayed),
+            )
             assert me is not None
-            payload = m.encode_payload(
-                game, self.me, me.next_seq, me.last_hash, m.VERDICT, body, self.heads.mine()
+            payload = m.encode_body(
+                game, self.me, me.next_seq, me.last_hash, body, self.heads.mine()
             )
             frame = encode_frame(m.VERDICT, payload, self.identity.sign(m.VERDICT, payload))  # type: ignore[union-attr]
             self._accept(me, m.parse_payload(payload), frame)
@@ -847,7 +846,7 @@ class PeerSession:
         clock, _ = self.abandonment.deadline(key, self.last_progress, self._now)
         moved = self._now - self.last_progress >= self.config.timeout
         if clock == CONTACT or moved:
-            self.send(m.SILENT, self.abandonment.body(key, self._now))
+            self.send(self.abandonment.body(key, self._now))
 
     def _answers_suspension(self) -> bool:
         """Whether an accusation of this peer's silence, arriving now, answers the last

@@ -89,8 +89,10 @@ class Shuffling:
             raise Wait
         if turn is None or turn[1] != seat:
             raise Violation(v.PROTOCOL, peer.key, "a shuffle pass out of its turn", (frame,))
+        body: m.Shuffle1Body | m.Shuffle2Body = (
+            msg.body_as(m.Shuffle1Body) if stage == SHUFFLE1 else msg.body_as(m.Shuffle2Body)
+        )
         try:
-            body = m.to_wire(msg.body)  # the deck phase reads a pass as its wire map
             verified = False
             if self.offload:  # checked off the loop: wait for the job, then accept
                 verified = deck.check(
@@ -98,7 +100,7 @@ class Shuffling:
                 )
                 if not verified:
                     raise Wait
-            if stage == SHUFFLE1:
+            if isinstance(body, m.Shuffle1Body):
                 deck.accept_pass1(seat, body, verified=verified)
             else:
                 deck.accept_pass2(seat, body, verified=verified)
@@ -117,10 +119,10 @@ class Shuffling:
         if self.offload:  # made off the loop (or by the pipeline): sent once it is here
             body = deck.my_pass(host.my_seat)
             if body is not None:
-                host.send(m.SHUFFLE1 if turn[0] == STAGE_PASS1 else m.SHUFFLE2, body)
+                host.send(body)
             return body is not None
         if turn[0] == STAGE_PASS1:
-            host.send(m.SHUFFLE1, deck.make_pass1(host.my_seat))
+            host.send(deck.make_pass1(host.my_seat))
         else:
-            host.send(m.SHUFFLE2, deck.make_pass2(host.my_seat))
+            host.send(deck.make_pass2(host.my_seat))
         return True

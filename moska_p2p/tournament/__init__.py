@@ -45,7 +45,7 @@ from .report import (
     tied_by_lot,
 )
 from .service import Director, EntrantRole, TableToPlay, enter
-from .signed import ENTER, TABLE, Statement, read, sign
+from .signed import ENTER, SUCCEED, TABLE, Statement, read, sign
 from .spec import EventSpec, TournamentError, event_id
 from .standings import RoundResult, Row, TableResult, best, digest, standings
 
@@ -56,6 +56,7 @@ __all__ = [
     "NO_RESULT",
     "PERSON",
     "PLAYING",
+    "SUCCEED",
     "TABLE",
     "BoardState",
     "CommitSet",

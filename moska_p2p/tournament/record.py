@@ -10,6 +10,12 @@ machine and in ``moska verify``:
   every author of an item it counts has signed an acknowledgement of it, and an entrant that
   finds its own item left out signs a refusal instead, which stops the event with the
   conflict on record (docs/TOURNAMENT.md, "Carrying the statements");
+* a **succession**: when the director's key is lost, an entrant directs from a stage on
+  (:func:`succeed`); it counts once more than half of the entrants acknowledged it and only
+  while the record holds no closure of the director's of that stage or a later one (two
+  directors' closures of one stage are a conflict, named). A successor closes and publishes
+  as the director did, nothing more: the draw, the results and the standings stay the
+  entrants' own signed items (docs/TOURNAMENT.md, "A successor");
 * the draw (:mod:`.draw`) from the closed commit set and reveals, the seating
   (:mod:`.pairing`), each table's result from its members' signed results, and the standings
   (:mod:`.standings`), with the digest the director published after each round.
@@ -43,6 +49,8 @@ from .signed import (
     RESULT,
     REVEAL,
     STANDINGS,
+    SUCCEED,
+    SUCCEED_ACK,
     TABLE,
     Statement,
     sign,
@@ -54,6 +62,7 @@ COMMITS, REVEALS, RESULTS = "commits", "reveals", "results"
 STAGES = (COMMITS, REVEALS, RESULTS)
 STAGE_KIND = {COMMITS: COMMIT, REVEALS: REVEAL, RESULTS: RESULT}
 ITEM_TAG = b"moska-p2p/tournament/item\n"
+DECISIONS_TAG = b"moska-p2p/tournament/decisions\n"
 TABLE_TAG = b"moska-p2p/tournament/table\n"
 BOT_TIMEOUT, PERSON_TIMEOUT = 30.0, 300.0
 """A table's timeout: as ``moska host``'s defaults, a person's when a person sits there."""
@@ -160,6 +169,75 @@ def publish(director: Identity, event: bytes, round_number: int, rows: Sequence[
     return sign(director, STANDINGS, [event, round_number, digest(rows)])
 
 
+Point = tuple[int, int]
+"""A stage's place in the event: (round, index of the stage in :data:`STAGES`)."""
+
+
+def point_of(round_number: int, stage: str) -> Point:
+    return (round_number, STAGES.index(stage))
+
+
+def decisions_before(record: EventRecord, director: bytes, point: Point) -> bytes:
+    """What a successor holds of the director's decisions: a hash of the director's
+    closures of the stages before ``point``. An entrant acknowledges a succession only when
+    its own record gives the same hash (they agree on what was decided)."""
+    hashes = sorted(
+        item_hash(c)
+        for c in record.of(CLOSE)
+        if c.author == director and _place(closure_body(c)[1:3]) < point
+    )
+    return hashlib.sha256(DECISIONS_TAG + b"".join(hashes)).digest()
+
+
+def succeed(
+    successor: Identity, event: bytes, round_number: int, stage: str, held: bytes
+) -> Statement:
+    """An entrant's signed succession: it directs the event from the ``stage`` of round
+    ``round_number`` on, holding the director's decisions ``held``
+    (:func:`decisions_before`)."""
+    if stage not in STAGES:
+        raise TournamentError(f"no stage {stage!r}")
+    return sign(successor, SUCCEED, [event, round_number, stage, held])
+
+
+def acknowledge_succession(entrant: Identity, succession: Statement) -> Statement:
+    return sign(entrant, SUCCEED_ACK, [succession.event(), item_hash(succession)])
+
+
+def succession_body(succession: Statement) -> tuple[int, str, bytes]:
+    """(round, stage, held) of a succession."""
+    body = succession.body()
+    if succession.kind != SUCCEED or len(body) != 4:
+        raise TournamentError("a succession is [event, round, stage, held]")
+    _, number, stage, held = body
+    if type(number) is not int or number < 1 or stage not in STAGES:
+        raise TournamentError(f"a malformed succession by {succession.by()}")
+    if not isinstance(held, bytes) or not isinstance(stage, str):
+        raise TournamentError(f"a malformed succession by {succession.by()}")
+    return number, stage, held
+
+
+def closed_from(record: EventRecord, author: bytes, since: Point) -> list[tuple[int, str]]:
+    """The stages (round, stage) ``author`` closed from ``since`` on, in order."""
+    found = set()
+    for closure in record.of(CLOSE):
+        if closure.author == author:
+            _, number, stage, _ = closure_body(closure)
+            if point_of(number, stage) >= since:
+                found.add((number, stage))
+    return sorted(found, key=_place)
+
+
+def _place(stage: tuple[int, str]) -> Point:
+    return point_of(*stage)
+
+
+def voided(record: EventRecord, director: bytes, succession: Statement) -> bool:
+    """Whether the record holds a closure of the director's of the succession's stage or a
+    later one: the director was not lost there, and the succession never counts."""
+    return bool(closed_from(record, director, point_of(*succession_body(succession)[:2])))
+
+
 # ---------------------------------------------------------------------- reading bodies
 
 
@@ -179,7 +257,7 @@ def closure_body(closure: Statement) -> tuple[bytes, int, str, list[bytes]]:
 def round_of(statement: Statement) -> int:
     """The round a statement is about (0: the entry)."""
     body = statement.body()
-    if statement.kind in (ENTRY, ACK):
+    if statement.kind in (ENTRY, ACK, SUCCEED_ACK):
         return 0
     number = body[1] if len(body) > 1 else None
     if type(number) is not int or number < 1:
@@ -331,6 +409,17 @@ class EventState:
     rounds: list[RoundState] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # who sat a round out, and why
+    successor: bytes | None = None  # who directs from ``since`` on (a succession counts)
+    since: Point | None = None
+
+    def closer(self, round_number: int, stage: str) -> bytes:
+        """Whose closure of a stage counts: the director's, or from a succession's stage on,
+        the successor's."""
+        assert self.entry is not None
+        since = self.since
+        if self.successor is not None and since is not None:
+            return self.successor if point_of(round_number, stage) >= since else self.entry.director
+        return self.entry.director
 
     @property
     def entry_closed(self) -> bool:
@@ -364,6 +453,10 @@ class EventRecord:
         self.statements[key] = statement
         return True
 
+    def discard(self, statement: Statement) -> None:
+        """Forget ``statement`` (one found not to follow with the others)."""
+        self.statements.pop(item_hash(statement), None)
+
     def of(self, kind: str, round_number: int | None = None) -> list[Statement]:
         return [
             s
@@ -395,6 +488,11 @@ def _follow(record: EventRecord) -> EventState:
     entries = record.of(ENTRY)
     if not entries:
         return state
+    if len({s.author for s in entries}) != 1:
+        raise TournamentError(
+            "entry lists signed by two keys: only the event's director signs one (a successor "
+            "or an entrant cannot)"
+        )
     if len({s.to_bytes() for s in entries}) != 1:
         raise TournamentError("the director signed two different entry lists for one event")
     entry = read_entry(entries[0])
@@ -408,6 +506,9 @@ def _follow(record: EventRecord) -> EventState:
                 f"a {statement.kind} statement by {statement.by()} of another event"
             )
     if not state.entry_closed:
+        return state
+    _succession(record, state)
+    if state.conflicts:
         return state
     spec = entry.spec
     names = [(e.key, e.name) for e in entry.entrants]
@@ -423,14 +524,68 @@ def _follow(record: EventRecord) -> EventState:
     return state
 
 
+def _succession(record: EventRecord, state: EventState) -> None:
+    """Which succession counts, if any: acknowledged by more than half of the entrants (its
+    author's counts), and not voided by a closure of the director's of its stage or a later
+    one. Two directors' closures of one stage, and two successions that each count, are
+    conflicts, named."""
+    assert state.entry is not None
+    entry = state.entry
+    everyone = set(entry.entrant_keys())
+    counting: list[tuple[Statement, set[bytes]]] = []
+    acks = record.of(SUCCEED_ACK)
+    for succession in record.of(SUCCEED):
+        if succession.author not in everyone:
+            raise TournamentError(f"a succession by {succession.by()}, who is not an entrant")
+        number, stage, _ = succession_body(succession)
+        named = item_hash(succession)
+        ackers = {succession.author} | {
+            a.author for a in acks if a.author in everyone and a.body()[1:] == [named]
+        }
+        if 2 * len(ackers) <= len(everyone):
+            continue  # not (yet) acknowledged by more than half of the entrants
+        since = point_of(number, stage)
+        by_successor = closed_from(record, succession.author, since)
+        for r, kind in closed_from(record, entry.director, since):
+            if (r, kind) in by_successor:
+                state.conflicts.append(
+                    f"two directors closed the {kind} of round {r}: the director and its "
+                    f"successor {entry.entrant(succession.author).label()}"
+                )
+        if voided(record, entry.director, succession):
+            state.notes.append(
+                f"the succession by {entry.entrant(succession.author).label()} from the "
+                f"{stage} of round {number} does not count: the director closed that stage "
+                "or a later one"
+            )
+            continue
+        counting.append((succession, ackers))
+    if len(counting) > 1:
+        twice = set.intersection(*(ackers for _, ackers in counting))
+        state.conflicts.append(
+            "two successions acknowledged by more than half of the entrants each: "
+            + ", ".join(entry.entrant(k).label() for k in entry.entrant_keys() if k in twice)
+            + " acknowledged more than one"
+        )
+    elif counting:
+        (succession, _), = counting
+        number, stage, _ = succession_body(succession)
+        state.successor, state.since = succession.author, point_of(number, stage)
+
+
 def _stage(record: EventRecord, state: EventState, number: int, stage: str) -> Stage:
     assert state.entry is not None
     entry = state.entry
     found = Stage()
     closures = [c for c in record.of(CLOSE, number) if closure_body(c)[2] == stage]
+    closer = state.closer(number, stage)
     for closure in closures:
-        if closure.author != entry.director:
-            raise TournamentError(f"a closure signed by {closure.by()}, who is not the director")
+        if closure.author != closer:
+            raise TournamentError(
+                f"a closure of the {stage} of round {number} signed by {closure.by()}, who "
+                "does not direct it"
+                + ("" if state.successor is not None else " (the director does)")
+            )
     if len({c.to_bytes() for c in closures}) > 1:
         raise TournamentError(
             f"the director closed the {stage} of round {number} twice, differently: an equivocation"
@@ -543,11 +698,12 @@ def _follow_round(
             current.draw.seed, tables, current.draw.forfeits(), spec.games_per_round
         )
         current.rows = standings(names, [*rounds, current.result])
-    published = [s for s in record.of(STANDINGS, number) if s.author == entry.director]
-    if len({s.to_bytes() for s in published}) > 1:
+    publishers = {entry.director, state.successor}
+    published = [s for s in record.of(STANDINGS, number) if s.author in publishers]
+    if len({s.to_bytes() for s in published if s.author == entry.director}) > 1:
         raise TournamentError(f"the director published two standings after round {number}")
-    if published:
-        said = published[0].body()[2] if len(published[0].body()) == 3 else b""
+    for statement in published:  # the director's, or its successor's: the same digest
+        said = statement.body()[2] if len(statement.body()) == 3 else b""
         if said != digest(current.rows):
             raise TournamentError(
                 f"the standings the director published after round {number} differ from "

@@ -10,6 +10,12 @@ restart) carries on where it was:
   (Ed25519 signs deterministically), so the same key finds the same secret again, and
   nobody without the key can compute it;
 * the director counts what the record holds and who is in contact (the carrier says).
+  A director that starts again from a record (its own folder, or a member's when its own
+  is lost) may lack a closure it signed before it stopped and some entrants hold: it signs
+  no closure until it has taken every entrant's record (:meth:`Director.take_held`) or the
+  stage's deadline passed, so it never signs a second, different closure of a stage that
+  an entrant holds (the same items closed again give the very same statement: Ed25519
+  signs deterministically).
 
 **What the director (the star every statement passes through) can and cannot do.** It
 cannot alter, forge or reorder what it carries (everything is signed by its author), nor
@@ -35,26 +41,39 @@ from .record import (
     RESULTS,
     REVEALS,
     STAGE_KIND,
+    STAGES,
     EventRecord,
     EventState,
     RoundState,
     acknowledge_closure,
+    acknowledge_succession,
     check_claim,
     close,
+    closure_body,
+    decisions_before,
     follow,
     item_hash,
+    point_of,
     publish,
     read_result,
     refuse_closure,
+    succeed,
+    succession_body,
+    voided,
 )
 from .signed import (
     ACK,
+    CLOSE,
     CLOSE_ACK,
     COMMIT,
     ENTER,
+    ENTRY,
     REFUSE,
     RESULT,
     REVEAL,
+    STANDINGS,
+    SUCCEED,
+    SUCCEED_ACK,
     TABLE,
     Statement,
     sign,
@@ -62,8 +81,10 @@ from .signed import (
 from .spec import EventSpec, TournamentError, event_id
 
 SECRET_KIND = "tournament/secret"
-ENTRANT_KINDS = frozenset({ACK, COMMIT, REVEAL, CLOSE_ACK, REFUSE, TABLE, RESULT})
+ENTRANT_KINDS = frozenset({ACK, COMMIT, REVEAL, CLOSE_ACK, REFUSE, TABLE, RESULT, SUCCEED_ACK})
 """What an entrant signs; the entry list, closures and standings are the director's."""
+DIRECTOR_KINDS = frozenset({ENTRY, CLOSE, STANDINGS, SUCCEED})
+"""What a director signs (a successor: its succession, closures and standings)."""
 
 
 def enter(identity: Identity, event: bytes, name: str, plays: str) -> Statement:
@@ -104,15 +125,85 @@ class Director:
     publishes the standings. It plays no seat and draws no secret."""
 
     def __init__(
-        self, identity: Identity, spec: EventSpec, nonce: bytes, record: EventRecord, wanted: int
+        self,
+        identity: Identity,
+        spec: EventSpec,
+        nonce: bytes,
+        record: EventRecord,
+        wanted: int,
+        director: bytes | None = None,
     ) -> None:
         self.identity = identity
         self.spec = spec
         self.nonce = nonce
         self.record = record
         self.wanted = wanted  # entrants the entry closes with
-        self.event = event_id(spec, identity.public_bytes, nonce)
+        self.director = director or identity.public_bytes  # the event's, whose key is lost
+        self.succeeding = self.director != identity.public_bytes  # an entrant directs
+        self.event = event_id(spec, self.director, nonce)
         self.entrants: dict[bytes, Entrant] = {}
+        self.unheard: set[bytes] = set()  # entrants whose records a resumed director awaits
+        self.clashes: list[str] = []  # closures of its own it was handed and did not take
+
+    def resume(self) -> None:
+        """Start again from the record (a restart, or a member's folder when the director's
+        own is lost): the entry list is the record's, and no closure is signed until every
+        entrant's record was taken (:meth:`take_held`) or a stage's deadline passed, since
+        an entrant may hold a closure this record lacks."""
+        entry = follow(self.record).entry
+        if entry is not None:
+            self.entrants = {e.key: e for e in entry.entrants}
+            self.unheard = set(entry.entrant_keys())
+
+    def take_held(
+        self, sender: bytes, statements: list[Statement], *, last: bool = True
+    ) -> list[Statement]:
+        """What an entrant's record holds (``last``: the whole of it is now in), sent when it
+        (re)connects: the statements new to this record that may be carried (the others are
+        left out, never an error: a member may hold what the director would refuse to
+        carry), the director's own (a closure it signed and lost) last, each only if the
+        record still follows with it. The statements taken, to carry to everyone."""
+        taken: list[Statement] = []
+        directors = {self.identity.public_bytes, self.director}  # a successor's too
+        ours = [s for s in statements if s.author in directors and s.kind in DIRECTOR_KINDS]
+        for statement in [s for s in statements if s not in ours] + ours:
+            if item_hash(statement) in self.record.statements:
+                continue
+            try:
+                if statement in ours:
+                    self._own_again(statement)
+                else:
+                    self.admissible(statement)
+                    self.record.add(statement)
+            except TournamentError:
+                continue
+            taken.append(statement)
+        if last:
+            self.unheard.discard(sender)
+        return taken
+
+    def _own_again(self, statement: Statement) -> None:
+        """Take back a statement of this director's key (or, for a successor, of the
+        director's) that the record lacks (signed before a restart): refused when the record
+        holds another closure of its stage (two closures of one stage: the conflict a
+        resumed director must never carry) or does not follow with it."""
+        if statement.event() != self.event:
+            raise TournamentError("a statement of another event")
+        if statement.kind == CLOSE:
+            _, number, stage, _ = closure_body(statement)
+            for held in self.record.of(CLOSE, number):
+                if closure_body(held)[2] == stage:
+                    self.clashes.append(
+                        f"an entrant holds another closure of the {stage} of round {number}, "
+                        f"signed by {statement.by()} before this director resumed: not carried"
+                    )
+                    raise TournamentError(self.clashes[-1])
+        self.record.add(statement)
+        try:
+            follow(self.record)
+        except TournamentError:
+            self.record.discard(statement)
+            raise
 
     def admit(self, statement: Statement) -> Entrant:
         """An entry request: refused (an error naming why) once the list is closed to it."""
@@ -151,6 +242,10 @@ class Director:
         if statement.kind == ACK:
             if body != [entry.event, entry.digest()]:
                 raise TournamentError(f"the acknowledgement by {statement.by()} is of another list")
+            return
+        if statement.kind == SUCCEED_ACK:
+            if len(body) != 2 or not isinstance(body[1], bytes):
+                raise TournamentError("an acknowledgement of a succession is [event, its hash]")
             return
         number = body[1] if len(body) > 1 else None
         if type(number) is not int or number < 1:
@@ -191,6 +286,11 @@ class Director:
             return self._keep(out)
         if not state.entry_closed or state.conflicts or state.finished():
             return out
+        me = self.identity.public_bytes
+        if state.successor not in (None, me):
+            return out  # a successor directs the event now
+        if self.succeeding and state.successor != me:
+            return self._keep(self._succession(state, deadline))
         current = current_round(state)
         if current is None:
             return out
@@ -209,12 +309,38 @@ class Director:
             if stage == RESULTS:
                 items = [s for s in items if self._counts(state, current, s)]
             expected = self._expected(current, stage, everyone)
-            if deadline or expected <= {s.author for s in items}:
+            if state.closer(number, stage) != me:
+                return out  # a stage before a successor's: the director's to close
+            if deadline or (expected <= {s.author for s in items} and not self.unheard):
                 out.append(close(self.identity, self.event, number, stage, items))
             return self._keep(out)
         if current.rows is not None and current.published is None:
             out.append(publish(self.identity, self.event, number, current.rows))
         return self._keep(out)
+
+    def _succession(self, state: EventState, deadline: bool) -> list[Statement]:
+        """An entrant that directs in place of the director whose key is lost: its signed
+        succession from the first stage nobody closed, once the records of more than half
+        of the entrants are in (they may hold closures this record lacks) or the deadline
+        passed; none while one of its own is still to be acknowledged."""
+        assert state.entry is not None
+        director, me = state.entry.director, self.identity.public_bytes
+        mine = [s for s in self.record.of(SUCCEED) if s.author == me]
+        if any(not voided(self.record, director, s) for s in mine):
+            return []  # acknowledged by more than half of the entrants, it counts
+        everyone = set(state.entry.entrant_keys())
+        if 2 * len(everyone - self.unheard) <= len(everyone) and not deadline:
+            return []
+        current = current_round(state)
+        if current is None:
+            return []
+        number, stage = current.number + 1, COMMITS  # every stage of this round closed
+        for kind in STAGES:
+            if current.stages[kind].closure is None and (kind == RESULTS or not current.final):
+                number, stage = current.number, kind
+                break
+        held = decisions_before(self.record, director, point_of(number, stage))
+        return [succeed(self.identity, self.event, number, stage, held)]
 
     def _counts(self, state: EventState, current: RoundState, statement: Statement) -> bool:
         """Whether a table result may be counted: a member's, of its own table of this
@@ -252,6 +378,7 @@ class EntrantRole:
         self.identity = identity
         self.record = record
         self.me = identity.public_bytes
+        self.hub: bytes | None = None  # whose statements the carrier brings (it says)
 
     def step(self) -> list[Statement]:
         state = follow(self.record)
@@ -264,6 +391,10 @@ class EntrantRole:
             return self._keep(out)
         if state.conflicts:
             return out
+        succession = self._succession_to_acknowledge(state)
+        if succession is not None:
+            out.append(acknowledge_succession(self.identity, succession))
+            return self._keep(out)
         current = current_round(state)
         if current is None or not state.entry_closed:
             return out
@@ -299,6 +430,30 @@ class EntrantRole:
             if not found.closed:
                 return out
         return out
+
+    def _succession_to_acknowledge(self, state: EventState) -> Statement | None:
+        """A succession this entrant acknowledges: by the member whose hub it is connected
+        to (the director is lost to it: it went to the successor), not voided by a closure
+        of the director's of its stage or a later one, holding the same decisions of the
+        director as this record, and no other succession acknowledged that still stands."""
+        entry = state.entry
+        if entry is None or self.hub is None or state.successor is not None:
+            return None
+        acked = {a.body()[1] for a in self.record.of(SUCCEED_ACK) if a.author == self.me}
+        standing = [
+            s
+            for s in self.record.of(SUCCEED)
+            if item_hash(s) in acked and not voided(self.record, entry.director, s)
+        ]
+        if standing:
+            return None
+        for succession in self.record.of(SUCCEED):
+            if succession.author != self.hub or voided(self.record, entry.director, succession):
+                continue
+            number, stage, held = succession_body(succession)
+            if held == decisions_before(self.record, entry.director, point_of(number, stage)):
+                return succession
+        return None
 
     def table_to_play(self) -> TableToPlay | None:
         """The table this entrant should be playing now (the round drawn, no result of its

@@ -25,8 +25,24 @@ REFUSE = "tournament/refuse"  # an entrant refuses a closure that leaves its own
 TABLE = "tournament/table"  # a table's host says on which port its table listens
 RESULT = "tournament/result"  # a member's signed result of its table
 STANDINGS = "tournament/standings"  # the director publishes the standings' digest
+SUCCEED = "tournament/succeed"  # an entrant directs from a stage on: the director is lost
+SUCCEED_ACK = "tournament/succeed-ack"  # an entrant acknowledges a succession
 KINDS = frozenset(
-    {ENTRY, ACK, COMMIT, REVEAL, ENTER, CLOSE, CLOSE_ACK, REFUSE, TABLE, RESULT, STANDINGS}
+    {
+        ENTRY,
+        ACK,
+        COMMIT,
+        REVEAL,
+        ENTER,
+        CLOSE,
+        CLOSE_ACK,
+        REFUSE,
+        TABLE,
+        RESULT,
+        STANDINGS,
+        SUCCEED,
+        SUCCEED_ACK,
+    }
 )
 
 

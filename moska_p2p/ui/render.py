@@ -73,6 +73,8 @@ class TableWait(Protocol):
     def left(self) -> float: ...
     @property
     def through(self) -> tuple[tuple[int, int], ...]: ...
+    @property
+    def cut_off(self) -> tuple[tuple[int, float], ...]: ...
 
 
 def seconds_text(seconds: float) -> str:
@@ -87,10 +89,18 @@ def wait_text(
     """What the table waits for, in words: "waiting for bob to attack (4:32 left)", "dealing:
     seat 2's shuffle", "bob is not answering: the game waits 45 s for them" (its contact clock,
     PROTOCOL.md §15.1), then where frames come from when a link is down: "bob's frames come
-    through cy" (the others relay them, §8.3).
+    through cy" (the others relay them, §8.3), or that nothing reaches this peer from a seat
+    at all: "no connection to bob, last heard 12 s ago" (its link closed: a crash, a lost
+    network), long before its contact clock would say so.
     ``names`` are the seats' names; ``view`` the game now (what the seat on move must do);
     ``left`` the seconds left, counted by the caller (else the wait's own)."""
     parts = [_waiting_words(wait, names, view, left)]
+    for seat, silent in wait.cut_off:
+        parts.append(
+            _("no connection to {name}, last heard {time} ago").format(
+                name=_seat_name(names, seat), time=seconds_text(silent)
+            )
+        )
     for seat, via in wait.through:
         parts.append(
             _("{name}'s frames come through {via}").format(

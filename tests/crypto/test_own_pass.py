@@ -7,6 +7,7 @@ changed byte, a modified client's tampered own pass included, is verified and re
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -42,15 +43,15 @@ def test_an_own_pass_is_not_verified_again_but_every_other_pass_is(
     calls = _counting(monkeypatch)
     mine, theirs = _phase(0), _phase(1)
     body = mine.make_pass1(0)
-    mine.accept_pass1(0, dict(body))
-    theirs.accept_pass1(0, dict(body))
+    mine.accept_pass1(0, body)
+    theirs.accept_pass1(0, body)
     assert calls == ["verify_pass1"]  # seat 1 checked it; seat 0 made it
     body = theirs.make_pass1(1)
-    theirs.accept_pass1(1, dict(body))
-    mine.accept_pass1(1, dict(body))
-    body = mine.make_pass2(0)
-    mine.accept_pass2(0, dict(body))
-    theirs.accept_pass2(0, dict(body))
+    theirs.accept_pass1(1, body)
+    mine.accept_pass1(1, body)
+    second = mine.make_pass2(0)
+    mine.accept_pass2(0, second)
+    theirs.accept_pass2(0, second)
     assert calls == ["verify_pass1", "verify_pass1", "verify_pass2"]
 
 
@@ -58,14 +59,13 @@ def test_a_tampered_own_pass_is_verified_and_refused(monkeypatch: pytest.MonkeyP
     calls = _counting(monkeypatch)
     mine = _phase(0)
     body = mine.make_pass1(0)
-    proof = bytearray(body["proof"])
+    proof = bytearray(body.proof)
     proof[-1] ^= 0x01
-    body["proof"] = bytes(proof)
     with pytest.raises(mp.DeckError, match="pass 1: the shuffle argument does not verify"):
-        mine.accept_pass1(0, body)
+        mine.accept_pass1(0, dataclasses.replace(body, proof=bytes(proof)))
     assert calls == ["verify_pass1"]
     body = mine.make_pass1(0)
-    body["points"].reverse()  # changing the returned list in place does not change the copy
+    body = dataclasses.replace(body, points=body.points[::-1])  # the same points, reordered
     with pytest.raises(mp.DeckError, match="pass 1: the shuffle argument does not verify"):
         mine.accept_pass1(0, body)
     assert calls == ["verify_pass1", "verify_pass1"]

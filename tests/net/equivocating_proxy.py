@@ -79,10 +79,10 @@ def reshuffled(transcript: Path) -> Variant:
         seat = turn[1]
         other = mp.DeckSecrets.from_seed(secrets.token_bytes(32), msg.game, seat, deck.size)
         points, proof = mp.pass1(other, deck.context(seat, STAGE_PASS1), deck._pass1_input())
-        body = {"scalar": other.public_scalar, "points": points, "proof": proof}
+        body = m.Shuffle1Body(scalar=other.public_scalar, points=tuple(points), proof=proof)
         deck.accept_pass1(seat, body)  # raises unless it is a valid pass 1 of that seat
         proxy.seat = seat
-        return body, list(msg.heads)
+        return m.to_wire(body), list(msg.heads)
 
     return variant
 

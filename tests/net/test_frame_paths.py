@@ -5,6 +5,7 @@ brings them (then bob is not answering)."""
 
 from __future__ import annotations
 
+import math
 import secrets
 from pathlib import Path
 
@@ -124,3 +125,43 @@ async def test_a_node_cut_off_from_the_host_says_the_hosts_frames_come_through_t
     for report in reports:
         assert report.valid and report.verdict is None, (report.fault, report.verdict)
         assert report.losers == reports[0].losers
+
+
+def test_a_waited_for_peer_with_no_link_and_no_detour_is_said_to_have_no_connection() -> None:
+    """A crashed peer's link closes at once, but its contact clock (three missed keep-alives,
+    minutes at a person's table) says "not answering" only much later: meanwhile the status
+    line says there is no connection to it, and for how long; a link back, or its frames
+    coming through another peer, take that away; once out of contact it is "not answering"."""
+    sessions = _dealt()
+    me = next(s for s in sessions if any(k != s.me for k in s.waiting_on()))
+    waited = next(k for k in me.waiting_on() if k != me.me)
+    other = next(k for k in me.roster if k not in (me.me, waited))
+    names = ["", "", ""]
+    for session in sessions:
+        names[session.my_seat] = session.name
+    for peer in me.peers.values():
+        peer.contact_at = 1.0
+    paths = FramePaths()
+    paths.saw(other, other, 1.0)
+    links = {waited: object(), other: object()}
+    silent = me.abandonment.lapse * 0.8  # within its contact clock (2.4 s at this table)
+    assert table_wait(me, links, me.me, 1.0 + silent, paths).cut_off == ()  # its link is up
+    del links[waited]  # the link closed: a crash, or a lost network
+    wait = table_wait(me, links, me.me, 1.0 + silent, paths)
+    assert wait.cut_off == ((me.seat_of[waited], silent),)
+    said = wait_text(wait, names, me.game.view(me.my_seat) if me.game else None)
+    shown = math.ceil(silent)
+    assert f"no connection to {me.peers[waited].name}, last heard {shown} s ago" in said, said
+    assert "not answering" not in said
+    later = 1.0 + me.abandonment.lapse + 1.0
+    paths.saw(waited, other, later)  # its frames come through the other peer now
+    me.peers[waited].contact_at = later
+    later += me.abandonment.lapse + 0.5
+    me.peers[waited].contact_at = later
+    assert table_wait(me, links, me.me, later, paths).cut_off == ()
+    gone = later + me.abandonment.lapse + 1.0  # nobody brings its frames any more
+    me.peers[other].contact_at = gone
+    wait = table_wait(me, links, me.me, gone, paths)
+    assert wait.cut_off == ()
+    said = wait_text(wait, names, me.game.view(me.my_seat) if me.game else None)
+    assert "not answering" in said, said

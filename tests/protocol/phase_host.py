@@ -1,20 +1,19 @@
 """A fake ``phase.Host`` for the phases' own tests: the phases of one peer, no PeerSession.
 
 :class:`FakeHost` holds what a phase may read (:class:`~moska_p2p.protocol.phase.Host`) and
-records what it does: the messages it sends (signed, as a peer would, and applied here at
-once), the events it emits, the games it begins. Its stage moves through the same checked
-edges as a session's. :class:`FakeTable` wires a few of them: it delivers every sent frame to
-the other hosts in each sender's order, keeps a message that the stage table or its handler
-says must wait for later, and
-lets the phase of the stage move on, so a test can bring a table to any stage and then hand
-one phase a message of its choosing.
+records what it does: the messages it sends (their typed bodies, signed as a peer would, and
+applied here at once), the events it emits, the games it begins. Its stage moves through the
+same checked edges as a session's. :class:`FakeTable` wires a few of them: it delivers every
+sent frame to the other hosts in each sender's order, keeps a message that the stage table or
+its handler says must wait for later, and lets the phase of the stage move on, so a test can
+bring a table to any stage and then hand one phase a message of its choosing.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TypeVar
 
 from moska_p2p.crypto.identity import Identity
 from moska_p2p.engine import Game, make_rules
@@ -43,18 +42,22 @@ def secret(label: str, key: bytes) -> bytes:
     return hashlib.sha256(label.encode() + key).digest()
 
 
+B = TypeVar("B", bound=m.Body)
+
+
 def signed(
     identity: Identity,
-    kind: str,
-    body: dict[str, Any],
+    body: m.Body,
     *,
     game: bytes,
     seq: int,
     prev: bytes = m.NO_PREVIOUS,
     heads: Sequence[tuple[int, bytes]] = (),
 ) -> tuple[m.Message, bytes]:
-    """A message as ``identity`` signs it, and its frame (length prefix included)."""
-    payload = m.encode_payload(game, identity.public_bytes, seq, prev, kind, body, heads)
+    """A message as ``identity`` signs it, and its frame (length prefix included): a forgery
+    is an honest body changed with ``dataclasses.replace``."""
+    kind = m.kind_of(body)
+    payload = m.encode_body(game, identity.public_bytes, seq, prev, body, heads)
     frame = encode_frame(kind, payload, identity.sign(kind, payload))
     return m.parse_payload(payload), frame
 
@@ -78,7 +81,7 @@ class FakeHost:
         self.game_id: bytes | None = None
         self.transcript: list[bytes] = []
         self.events: list[v.Output] = []
-        self.sent: list[tuple[str, dict[str, Any]]] = []
+        self.sent: list[m.Body] = []
         self.frames: list[bytes] = []  # every frame this host signed, in order
         self.begun: list[bytes] = []  # the game ids begin_game was given
         self.claims_sent = 0
@@ -145,16 +148,14 @@ class FakeHost:
         self.game_id = game_id
         self.begun.append(game_id)
 
-    def send(self, kind: str, body: dict[str, Any]) -> None:
+    def send(self, body: m.Body) -> None:
         """Sign as this peer and apply here at once, as a session does."""
         assert self.identity is not None
         me = self.peers[self.me]
-        game = self.table_id if kind == m.HELLO else self.game_id
+        game = self.table_id if isinstance(body, m.HelloBody) else self.game_id
         assert game is not None
-        msg, frame = signed(
-            self.identity, kind, body, game=game, seq=me.next_seq, prev=me.last_hash
-        )
-        self.sent.append((kind, body))
+        msg, frame = signed(self.identity, body, game=game, seq=me.next_seq, prev=me.last_hash)
+        self.sent.append(body)
         self.frames.append(frame)
         me.accept(msg, frame)
         self.apply(me, msg, frame)
@@ -185,9 +186,13 @@ class FakeHost:
             following.begin()
         return True
 
-    def last(self, kind: str) -> dict[str, Any]:
+    def last(self, kind: type[B]) -> B:
         """The body of the last message of ``kind`` this host sent."""
-        return next(body for sent, body in reversed(self.sent) if sent == kind)
+        return next(body for body in reversed(self.sent) if isinstance(body, kind))
+
+    def kinds_sent(self) -> list[str]:
+        """The message types this host sent, in order."""
+        return [m.kind_of(body) for body in self.sent]
 
 
 class FakeTable:
@@ -269,7 +274,7 @@ class FakeTable:
                 return
             assert mover.game is not None
             move = mover.game.legal_moves()[0]
-            mover.send(m.MOVE, mover.play_phase.move_body(move))
+            mover.send(mover.play_phase.move_body(move))
         raise AssertionError("the game did not end")
 
 

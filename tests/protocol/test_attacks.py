@@ -284,7 +284,7 @@ def test_false_lowest_trump_claim_hiding_it_is_caught_when_shown() -> None:
     liar = net.sessions[holder]
 
     def lying_claim() -> None:  # a client that never shows its trump
-        liar.send(m.CLAIM, {"rank": liar.claim_rank, "card": None})
+        liar.send(m.ClaimBody(rank=liar.claim_rank, card=None))
 
     liar.send_claim = lying_claim  # type: ignore[method-assign]
     start(net)

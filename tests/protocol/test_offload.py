@@ -5,6 +5,7 @@ inline check gives, with this seat's pipelined pass never sent."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import secrets
 from collections.abc import Sequence
@@ -71,7 +72,7 @@ def _offloaded(net: Network, lag: float = 0.0, seed: int = 0) -> OffloadNetwork:
 def _bodies(sessions: Sequence[PeerSession], kind: str) -> list[bytes]:
     """Every ``kind`` message body in the first transcript, as signed."""
     return [
-        m.encode_payload(b"", b"", 0, b"", kind, m.to_wire(_msg(f).body), [])
+        m.encode_body(b"", b"", 0, b"", _msg(f).body, [])
         for f in sessions[0].transcript
         if _msg(f).type == kind
     ]
@@ -166,19 +167,19 @@ def _phase(seat: int, players: int = 2) -> DeckPhase:
 
 def test_a_check_is_a_job_whose_failure_raises_where_the_inline_check_did() -> None:
     first, second = _phase(0), _phase(1)
-    body = first.make_pass1(0)
-    body["proof"] = bytes(len(body["proof"]))
+    made = first.make_pass1(0)
+    body = dataclasses.replace(made, proof=bytes(len(made.proof)))
     with pytest.raises(mp.DeckError) as inline:
-        _phase(1).accept_pass1(0, dict(body))
-    assert second.check(0, "shuffle1", dict(body), b"tag") is False
+        _phase(1).accept_pass1(0, body)
+    assert second.check(0, "shuffle1", body, b"tag") is False
     jobs = second.take_jobs()
     assert [job.kind for job in jobs] == [VERIFY, MAKE]  # seat 1 is next: the pipeline
-    assert second.busy and second.check(0, "shuffle1", dict(body), b"tag") is False
+    assert second.busy and second.check(0, "shuffle1", body, b"tag") is False
     assert second.take_jobs() == []  # asked again while it runs: no second job
     for job in jobs:
         second.finish(job, job.run())
     with pytest.raises(mp.DeckError) as offloaded:
-        second.check(0, "shuffle1", dict(body), b"tag")
+        second.check(0, "shuffle1", body, b"tag")
     assert str(offloaded.value) == str(inline.value)
     assert second.next_turn() == ("shuffle1", 0)  # nothing accepted
 
@@ -186,23 +187,25 @@ def test_a_check_is_a_job_whose_failure_raises_where_the_inline_check_did() -> N
 def test_a_pass_made_ahead_is_used_only_for_the_input_it_was_made_from() -> None:
     first, second = _phase(0), _phase(1)
     good = first.make_pass1(0)
-    forged = dict(good, points=[mp.card_point(bytes([9]) * 32, 0), *good["points"][1:]])
-    assert second.check(0, "shuffle1", dict(forged), b"forged") is False
+    forged = dataclasses.replace(
+        good, points=(mp.card_point(bytes([9]) * 32, 0), *good.points[1:])
+    )
+    assert second.check(0, "shuffle1", forged, b"forged") is False
     for job in second.take_jobs():  # a check that fails and a pass made from the forgery
         second.finish(job, job.run())
     with pytest.raises(mp.DeckError):
-        second.check(0, "shuffle1", dict(forged), b"forged")
-    assert second.check(0, "shuffle1", dict(good), b"good") is False
+        second.check(0, "shuffle1", forged, b"forged")
+    assert second.check(0, "shuffle1", good, b"good") is False
     jobs = second.take_jobs()
     assert [job.kind for job in jobs] == [VERIFY, MAKE]  # made again, from the good input
     for job in jobs:
         second.finish(job, job.run())
-    assert second.check(0, "shuffle1", dict(good), b"good") is True
-    second.accept_pass1(0, dict(good), verified=True)
+    assert second.check(0, "shuffle1", good, b"good") is True
+    second.accept_pass1(0, good, verified=True)
     body = second.my_pass(1)
     assert second.take_jobs() == [] and not second.busy
     inline = _phase(1)
-    inline.accept_pass1(0, dict(good))
+    inline.accept_pass1(0, good)
     assert body == inline.make_pass1(1)
 
 

@@ -8,8 +8,6 @@ message built on another copy waits; a peer that says it is stuck gets what it l
 
 from __future__ import annotations
 
-from typing import Any
-
 from phase_host import identities, signed
 
 from moska_p2p.crypto.identity import Identity
@@ -35,7 +33,7 @@ class Table:
         identity, peer = self.ids[index], self.peers[self.roster[index]]
         frames = []
         for _ in range(count):
-            msg, frame = self.message(identity, m.LEAVE, {"reason": label}, peer.next_seq)
+            msg, frame = self.message(identity, m.LeaveBody(reason=label), peer.next_seq)
             peer.accept(msg, frame)
             frames.append(frame)
         return frames
@@ -43,15 +41,14 @@ class Table:
     def message(
         self,
         identity: Identity,
-        kind: str,
-        body: dict[str, Any],
+        body: m.Body,
         seq: int,
         heads: list[tuple[int, bytes]] | None = None,
     ) -> tuple[m.Message, bytes]:
         peer = self.peers[identity.public_bytes]
         prev = peer.last_hash if seq == peer.next_seq else m.NO_PREVIOUS
         return signed(
-            identity, kind, body, game=GAME, seq=seq, prev=prev, heads=heads or self.heads.mine()
+            identity, body, game=GAME, seq=seq, prev=prev, heads=heads or self.heads.mine()
         )
 
 
@@ -67,9 +64,9 @@ def test_mine_reports_what_was_applied_of_each_member() -> None:
 def test_a_head_naming_another_copy_gets_ours_shown_to_everyone_once() -> None:
     table = Table()
     (ours,) = table.applied(1, 1, "ours")
-    other, _ = signed(table.ids[1], m.LEAVE, {"reason": "theirs"}, game=GAME, seq=0)
+    other, _ = signed(table.ids[1], m.LeaveBody(reason="theirs"), game=GAME, seq=0)
     heads = [(0, b""), (1, other.hash[: m.HEAD_HASH]), (0, b"")]
-    msg, _ = table.message(table.ids[2], m.WAIT, {}, 0, heads)
+    msg, _ = table.message(table.ids[2], m.WaitBody(), 0, heads)
     assert table.heads.contradicts(msg)
     table.heads.compare(msg)
     table.heads.compare(msg)
@@ -79,7 +76,7 @@ def test_a_head_naming_another_copy_gets_ours_shown_to_everyone_once() -> None:
 def test_a_head_agreeing_with_ours_relays_nothing() -> None:
     table = Table()
     table.applied(1, 1)
-    msg, _ = table.message(table.ids[2], m.WAIT, {}, 0)
+    msg, _ = table.message(table.ids[2], m.WaitBody(), 0)
     assert not table.heads.contradicts(msg)
     table.heads.compare(msg)
     assert table.sent == []
@@ -88,9 +85,9 @@ def test_a_head_agreeing_with_ours_relays_nothing() -> None:
 def test_a_queued_message_built_on_another_copy_holds_its_sender_back() -> None:
     table = Table()
     table.applied(1, 1, "ours")
-    other, _ = signed(table.ids[1], m.LEAVE, {"reason": "theirs"}, game=GAME, seq=0)
+    other, _ = signed(table.ids[1], m.LeaveBody(reason="theirs"), game=GAME, seq=0)
     heads = [(0, b""), (1, other.hash[: m.HEAD_HASH]), (0, b"")]
-    msg, frame = table.message(table.ids[2], m.WAIT, {}, 0, heads)
+    msg, frame = table.message(table.ids[2], m.WaitBody(), 0, heads)
     table.peers[table.roster[2]].queue(msg, frame)
     assert table.heads.held_back() == [table.roster[2]]
 
@@ -102,6 +99,6 @@ def test_a_stuck_peer_gets_the_frames_it_lacks_and_an_observer_sends_nothing() -
         # Member 2 says it has applied 3 of member 0's messages (the same ones held here).
         held = table.peers[table.roster[0]].accepted[2][0]
         heads = [(3, held[: m.HEAD_HASH]), (0, b""), (0, b"")]
-        msg, _ = table.message(table.ids[2], m.WAIT, {}, 0, heads)
+        msg, _ = table.message(table.ids[2], m.WaitBody(), 0, heads)
         table.heads.compare(msg)
         assert table.sent == (frames[3 : 3 + RESEND] if relaying else [])

@@ -8,8 +8,6 @@ violation naming its signer; a frame that passes waits in its sender's queue.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from phase_host import config_for, identities, signed
 
@@ -58,12 +56,13 @@ class FakeGate:
 def _frame(
     identity: Identity,
     seq: int,
-    kind: str = m.WAIT,
-    body: dict[str, Any] | None = None,
+    body: m.Body | None = None,
     game: bytes = GAME,
     heads: int = PLAYERS,
 ) -> bytes:
-    _, frame = signed(identity, kind, body or {}, game=game, seq=seq, heads=[(0, b"")] * heads)
+    """A frame of ``identity``'s (a ``wait`` unless ``body`` says otherwise)."""
+    body = body or m.WaitBody()
+    _, frame = signed(identity, body, game=game, seq=seq, heads=[(0, b"")] * heads)
     return frame
 
 
@@ -147,8 +146,8 @@ def test_two_messages_under_one_number_are_an_equivocation() -> None:
     gate = FakeGate()
     intake = Intake(gate)
     cheat = gate.ids[2]
-    first = _frame(cheat, 1, m.LEAVE, {"reason": "a"})
-    second = _frame(cheat, 1, m.LEAVE, {"reason": "b"})
+    first = _frame(cheat, 1, m.LeaveBody(reason="a"))
+    second = _frame(cheat, 1, m.LeaveBody(reason="b"))
     assert intake.ingest(first)
     intake.ingest(second)
     (violation,) = gate.violations
@@ -179,13 +178,13 @@ def test_a_verdicts_evidence_is_taken_as_if_it_had_arrived_on_its_own() -> None:
     gate = FakeGate()
     intake = Intake(gate)
     evidence = _frame(gate.ids[1], 1)
-    body = {
-        "kind": v.PROTOCOL,
-        "culprits": [gate.ids[1].public_bytes],
-        "reason": "test",
-        "evidence": [evidence],
-        "relayed": [],
-    }
-    assert intake.ingest(_frame(gate.ids[2], 1, m.VERDICT, body))
+    body = m.VerdictBody(
+        kind=v.PROTOCOL,
+        culprits=(gate.ids[1].public_bytes,),
+        reason="test",
+        evidence=(evidence,),
+        relayed=(),
+    )
+    assert intake.ingest(_frame(gate.ids[2], 1, body))
     assert list(gate.peers[gate.ids[1].public_bytes].inbox) == [1]  # the evidence, queued
     assert list(gate.peers[gate.ids[2].public_bytes].inbox) == [1]  # and the verdict

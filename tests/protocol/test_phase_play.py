@@ -10,7 +10,7 @@ with this peer's; then the game is done.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 import pytest
 from phase_host import FakeHost, FakeTable, message_of, signed
@@ -37,17 +37,17 @@ def _mover_and_other(table: FakeTable) -> tuple[FakeHost, FakeHost]:
     return mover, next(h for h in table.hosts if h is not mover)
 
 
-def _signed_by(table: FakeTable, host: FakeHost, kind: str, body: dict[str, Any]) -> Any:
+def _signed_by(table: FakeTable, host: FakeHost, body: m.Body) -> tuple[m.Message, bytes]:
     game = host.game_id
     assert game is not None
-    return signed(table.identity(host.me), kind, body, game=game, seq=1000)
+    return signed(table.identity(host.me), body, game=game, seq=1000)
 
 
 def _apply(host: FakeHost, msg: m.Message, frame: bytes) -> None:
     host.apply(host.peers[msg.sender], msg, frame)
 
 
-def _first_move_body(mover: FakeHost) -> dict[str, Any]:
+def _first_move_body(mover: FakeHost) -> m.MoveBody:
     g = mover.game
     assert g is not None
     showing = [mv for mv in g.legal_moves() if hand_cards(g, mv)]
@@ -58,11 +58,11 @@ def test_a_move_in_turn_applies_at_every_peer() -> None:
     table = _playing()
     mover, other = _mover_and_other(table)
     body = _first_move_body(mover)
-    mover.send(m.MOVE, body)
+    mover.send(body)
     table.run()
     seat = mover.my_seat
-    assert other.play_phase.moves == mover.play_phase.moves == [(seat, body["move"])]
-    assert v.Moved(seat, body["move"]) in other.events
+    assert other.play_phase.moves == mover.play_phase.moves == [(seat, body.move)]
+    assert v.Moved(seat, body.move) in other.events
     assert other.game is not None and mover.game is not None
     assert other.game.state_hash() == mover.game.state_hash()
 
@@ -70,8 +70,8 @@ def test_a_move_in_turn_applies_at_every_peer() -> None:
 def test_a_move_for_a_state_not_reached_waits_and_leaves_no_trace() -> None:
     table = _playing()
     mover, other = _mover_and_other(table)
-    body = {**_first_move_body(mover), "state": bytes(32)}
-    msg, frame = _signed_by(table, mover, m.MOVE, body)
+    body = replace(_first_move_body(mover), state=bytes(32))
+    msg, frame = _signed_by(table, mover, body)
     before = list(other.transcript)
     with pytest.raises(Wait):
         _apply(other, msg, frame)
@@ -83,9 +83,9 @@ def test_a_move_for_a_state_already_past_is_out_of_turn() -> None:
     table = _playing()
     mover, other = _mover_and_other(table)
     body = _first_move_body(mover)
-    mover.send(m.MOVE, body)
+    mover.send(body)
     table.run()
-    msg, frame = _signed_by(table, mover, m.MOVE, body)  # the same move, signed again
+    msg, frame = _signed_by(table, mover, body)  # the same move, signed again
     with pytest.raises(Violation) as caught:
         _apply(other, msg, frame)
     assert (caught.value.kind, caught.value.reason) == (
@@ -98,7 +98,7 @@ def test_a_move_by_a_seat_not_to_act_is_out_of_turn() -> None:
     table = _playing()
     mover, other = _mover_and_other(table)
     body = _first_move_body(mover)
-    msg, frame = _signed_by(table, other, m.MOVE, body)  # the other signs the mover's move
+    msg, frame = _signed_by(table, other, body)  # the other signs the mover's move
     with pytest.raises(Violation, match=r"moved out of turn \(seat \d is to act\)") as caught:
         _apply(mover, msg, frame)
     assert caught.value.kind == v.OUT_OF_TURN
@@ -108,8 +108,8 @@ def test_a_move_by_a_seat_not_to_act_is_out_of_turn() -> None:
 def test_a_move_that_is_no_move_is_illegal() -> None:
     table = _playing()
     mover, other = _mover_and_other(table)
-    body = {**_first_move_body(mover), "move": "no such move", "cards": []}
-    msg, frame = _signed_by(table, mover, m.MOVE, body)
+    body = replace(_first_move_body(mover), move="no such move", cards=())
+    msg, frame = _signed_by(table, mover, body)
     with pytest.raises(Violation) as caught:
         _apply(other, msg, frame)
     assert caught.value.kind == v.ILLEGAL_MOVE
@@ -122,8 +122,8 @@ def test_a_card_shown_from_outside_the_movers_hand_is_illegal() -> None:
     body = _first_move_body(mover)
     outside = sorted(other.play_phase.reveals.face_down(other.my_seat))[0]  # the other's card
     assert mover.deck is not None
-    body["cards"] = [[outside, mover.deck.my_key(outside)], *body["cards"][1:]]
-    msg, frame = _signed_by(table, mover, m.MOVE, body)
+    body = replace(body, cards=((outside, mover.deck.my_key(outside)), *body.cards[1:]))
+    msg, frame = _signed_by(table, mover, body)
     with pytest.raises(Violation, match=f"deck position {outside} is not in its hand") as caught:
         _apply(other, msg, frame)
     assert caught.value.kind == v.ILLEGAL_MOVE
@@ -135,12 +135,12 @@ def test_a_move_that_names_another_card_than_it_shows_is_illegal() -> None:
     g = mover.game
     assert g is not None and mover.deck is not None
     body = _first_move_body(mover)
-    named = set(hand_cards(g, parse_move(body["move"])))
+    named = set(hand_cards(g, parse_move(body.move)))
     seat = mover.my_seat
     hand = [c for c in range(52) if g.hands[seat] >> c & 1 and c not in named]
     pos = g.pos_of[hand[0]]
-    body["cards"] = [[pos, mover.deck.my_key(pos)]]
-    msg, frame = _signed_by(table, mover, m.MOVE, body)
+    body = replace(body, cards=((pos, mover.deck.my_key(pos)),))
+    msg, frame = _signed_by(table, mover, body)
     with pytest.raises(Violation, match="which the move does not name") as caught:
         _apply(other, msg, frame)
     assert caught.value.kind == v.ILLEGAL_MOVE
@@ -149,7 +149,7 @@ def test_a_move_that_names_another_card_than_it_shows_is_illegal() -> None:
 def test_a_claim_before_its_round_waits() -> None:
     table = _playing()  # moska: no D3 round at all
     mover, other = _mover_and_other(table)
-    msg, frame = _signed_by(table, mover, m.CLAIM, {"rank": 0, "card": None})
+    msg, frame = _signed_by(table, mover, m.ClaimBody(rank=0, card=None))
     with pytest.raises(Wait):
         _apply(other, msg, frame)
 
@@ -182,12 +182,12 @@ def test_a_claim_that_shows_another_card_is_false() -> None:
     seat = claimer.my_seat
     wrong = next(c for c in range(52) if g.hands[seat] >> c & 1 and c != wanted)
     pos = g.pos_of[wrong]
-    body = {"rank": rank, "card": [pos, deck.my_key(pos)]}
-    msg, frame = _signed_by(table, claimer, m.CLAIM, body)
+    body = m.ClaimBody(rank=rank, card=(pos, deck.my_key(pos)))
+    msg, frame = _signed_by(table, claimer, body)
     with pytest.raises(Violation, match=r"claimed .* but showed .* \(D3\)") as caught:
         _apply(other, msg, frame)
     assert caught.value.kind == v.FALSE_CLAIM
-    later, frame = _signed_by(table, claimer, m.CLAIM, {"rank": rank + 1, "card": None})
+    later, frame = _signed_by(table, claimer, m.ClaimBody(rank=rank + 1, card=None))
     with pytest.raises(Wait):  # a claim for a round not begun here yet
         _apply(other, later, frame)
 
@@ -197,7 +197,7 @@ def test_a_disclosure_nobody_asked_for_is_a_violation() -> None:
     mover, other = _mover_and_other(table)
     assert mover.deck is not None
     pos = sorted(mover.play_phase.reveals.face_down(mover.my_seat))[0]
-    msg, frame = _signed_by(table, mover, m.DISCLOSE, {"keys": [[pos, mover.deck.my_key(pos)]]})
+    msg, frame = _signed_by(table, mover, m.DiscloseBody(keys=((pos, mover.deck.my_key(pos)),)))
     with pytest.raises(Violation, match=r"not the ones due: \[\]") as caught:
         _apply(other, msg, frame)
     assert caught.value.kind == v.PROTOCOL
@@ -209,8 +209,8 @@ def test_the_results_must_agree_and_then_the_game_is_done() -> None:
     table.play_out()
     assert all(h.stage == stages.RESULT for h in table.hosts)
     first, second = table.hosts
-    honest = second.last(m.RESULT)
-    msg, frame = _signed_by(table, second, m.RESULT, {**honest, "state": bytes(32)})
+    honest = second.last(m.ResultBody)
+    msg, frame = _signed_by(table, second, replace(honest, state=bytes(32)))
     with pytest.raises(Violation, match="its result differs") as caught:
         _apply(first, msg, frame)
     assert caught.value.kind == v.DISAGREEMENT

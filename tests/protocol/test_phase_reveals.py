@@ -9,7 +9,7 @@ faces this peer may see are learnt.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 import pytest
 from phase_host import FakeHost, FakeTable, message_of, signed
@@ -30,10 +30,12 @@ def _dealt_keys_held(preset: str = "moska") -> tuple[FakeTable, FakeHost, FakeHo
     return table, first, second
 
 
-def _keys_from(table: FakeTable, sender: FakeHost, pairs: list[list[Any]]) -> Any:
+def _keys_from(
+    table: FakeTable, sender: FakeHost, pairs: Sequence[m.KeyPair]
+) -> tuple[m.Message, bytes]:
     assert sender.game_id is not None
-    body = {"keys": pairs}
-    return signed(table.identity(sender.me), m.KEYS, body, game=sender.game_id, seq=1000)
+    body = m.KeysBody(keys=tuple(pairs))
+    return signed(table.identity(sender.me), body, game=sender.game_id, seq=1000)
 
 
 def _owed_by(host: FakeHost, seat: int) -> list[int]:
@@ -46,7 +48,7 @@ def test_the_deal_makes_every_other_seat_owe_its_keys() -> None:
     assert owed  # the second seat owes the first its keys for the first's cards
     assert first.deck is not None
     assert all((second.my_seat, pos) not in first.deck.keys for pos in owed)
-    assert first.last(m.KEYS)["keys"]  # and the first released its own at once
+    assert first.last(m.KeysBody).keys  # and the first released its own at once
 
 
 def test_the_honest_release_is_recorded_and_the_faces_learnt() -> None:
@@ -70,10 +72,10 @@ def test_the_honest_release_is_recorded_and_the_faces_learnt() -> None:
     ("pairs", "reason"),
     [
         ([], "an empty key release"),
-        ([[40, bytes(32)]], "a key for a position beyond the deck"),
+        ([(40, bytes(32))], "a key for a position beyond the deck"),
     ],
 )
-def test_a_malformed_release_is_a_violation(pairs: list[list[Any]], reason: str) -> None:
+def test_a_malformed_release_is_a_violation(pairs: list[m.KeyPair], reason: str) -> None:
     table, first, second = _dealt_keys_held("durak")
     assert first.size == 36  # durak: a 36-card deck
     msg, frame = _keys_from(table, second, pairs)
@@ -87,7 +89,7 @@ def test_a_release_naming_a_position_twice_is_a_violation() -> None:
     pos = _owed_by(first, second.my_seat)[0]
     assert second.deck is not None
     key = second.deck.my_key(pos)
-    msg, frame = _keys_from(table, second, [[pos, key], [pos, key]])
+    msg, frame = _keys_from(table, second, [(pos, key), (pos, key)])
     with pytest.raises(Violation, match="naming a position twice"):
         first.apply(first.peers[second.me], msg, frame)
 
@@ -97,7 +99,7 @@ def test_a_key_not_owed_yet_waits() -> None:
     owed = set(_owed_by(first, second.my_seat))
     pos = next(p for p in range(first.size) if p not in owed)
     assert second.deck is not None
-    msg, frame = _keys_from(table, second, [[pos, second.deck.my_key(pos)]])
+    msg, frame = _keys_from(table, second, [(pos, second.deck.my_key(pos))])
     with pytest.raises(Wait):
         first.apply(first.peers[second.me], msg, frame)
     assert _owed_by(first, second.my_seat) == sorted(owed)
@@ -107,8 +109,8 @@ def test_a_key_that_does_not_match_its_key_point_is_a_bad_key() -> None:
     table, first, second = _dealt_keys_held()
     owed = _owed_by(first, second.my_seat)
     assert second.deck is not None
-    pairs = [[pos, second.deck.my_key(pos)] for pos in owed]
-    pairs[-1][1] = second.deck.my_key(owed[0])  # the key of another position
+    pairs = [(pos, second.deck.my_key(pos)) for pos in owed]
+    pairs[-1] = (owed[-1], second.deck.my_key(owed[0]))  # the key of another position
     msg, frame = _keys_from(table, second, pairs)
     with pytest.raises(Violation, match=f"deck position {owed[-1]} does not match") as caught:
         first.apply(first.peers[second.me], msg, frame)

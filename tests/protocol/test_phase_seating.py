@@ -32,15 +32,14 @@ def _hello(host: FakeHost, index: int, **change: object) -> tuple[m.Message, byt
     """Peer ``index``'s honest hello to ``host``'s table, with ``change`` applied."""
     identity = identities(PLAYERS)[index]
     key = identity.public_bytes
-    body: dict[str, object] = {
-        "name": f"p{index}",
-        "nonce": secret("nonce", key),
-        "seat_commit": seat_commitment(host.table_id, key, secret("seat", key)),
-        "config": host.config.to_wire(),
-        "roster": host.roster,
-    }
-    body.update(change)
-    return signed(identity, m.HELLO, body, game=host.table_id, seq=0)
+    body = m.HelloBody(
+        name=f"p{index}",
+        nonce=secret("nonce", key),
+        seat_commit=seat_commitment(host.table_id, key, secret("seat", key)),
+        config=host.config.to_wire(),
+        roster=tuple(host.roster),
+    )
+    return signed(identity, dataclasses.replace(body, **change), game=host.table_id, seq=0)
 
 
 def _take_hellos(host: FakeHost) -> None:
@@ -53,13 +52,13 @@ def _take_hellos(host: FakeHost) -> None:
 def test_begin_sends_a_hello_that_commits_to_the_seat_secret() -> None:
     host, roster = _host()
     host.seating.begin()
-    assert [kind for kind, _ in host.sent] == [m.HELLO]
-    body = host.last(m.HELLO)
-    assert body["name"] == "ann"
-    assert body["nonce"] == secret("nonce", host.me)
-    assert body["seat_commit"] == seat_commitment(host.table_id, host.me, secret("seat", host.me))
-    assert body["roster"] == sorted(roster)
-    assert host.peers[host.me].nonce == body["nonce"]  # applied here at once
+    assert host.kinds_sent() == [m.HELLO]
+    body = host.last(m.HelloBody)
+    assert body.name == "ann"
+    assert body.nonce == secret("nonce", host.me)
+    assert body.seat_commit == seat_commitment(host.table_id, host.me, secret("seat", host.me))
+    assert list(body.roster) == sorted(roster)
+    assert host.peers[host.me].nonce == body.nonce  # applied here at once
 
 
 def test_a_hello_is_taken_and_the_stage_waits_for_the_others() -> None:
@@ -82,7 +81,7 @@ def test_every_hello_in_the_game_id_is_known_and_the_secret_revealed() -> None:
     assert host.stage == stages.SEAT
     expected = game_id(host.table_id, [host.peers[k].nonce for k in host.roster])
     assert host.begun == [expected]
-    assert host.last(m.SEAT) == {"secret": secret("seat", host.me)}
+    assert host.last(m.SeatBody) == m.SeatBody(secret=secret("seat", host.me))
 
 
 def test_a_second_hello_is_a_violation() -> None:
@@ -99,7 +98,7 @@ def test_a_second_hello_is_a_violation() -> None:
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        ({"roster": []}, "does not agree on the table settings"),
+        ({"roster": ()}, "does not agree on the table settings"),
         ({"config": {**config_for(PLAYERS, "durak").to_wire()}}, "does not agree on the table"),
         ({"config": {"preset": 5}}, "bad table settings"),
     ],
@@ -126,7 +125,7 @@ def _in_seat_stage() -> tuple[FakeHost, bytes]:
 def test_a_seat_secret_that_opens_no_commitment_is_a_violation() -> None:
     host, game = _in_seat_stage()
     other = identities(PLAYERS)[1]
-    msg, frame = signed(other, m.SEAT, {"secret": bytes(32)}, game=game, seq=1)
+    msg, frame = signed(other, m.SeatBody(secret=bytes(32)), game=game, seq=1)
     with pytest.raises(Violation, match="does not match its commitment"):
         host.apply(host.peers[msg.sender], msg, frame)
     assert not host.peers[msg.sender].seat_secret
@@ -136,8 +135,8 @@ def test_every_secret_in_the_seats_and_dealer_are_drawn_from_all_of_them() -> No
     host, game = _in_seat_stage()
     for index in range(1, PLAYERS):
         identity = identities(PLAYERS)[index]
-        body = {"secret": secret("seat", identity.public_bytes)}
-        msg, frame = signed(identity, m.SEAT, body, game=game, seq=1)
+        body = m.SeatBody(secret=secret("seat", identity.public_bytes))
+        msg, frame = signed(identity, body, game=game, seq=1)
         assert host.seating.waiting_on()  # someone's secret is still missing
         host.apply(host.peers[msg.sender], msg, frame)
     assert host.seating.waiting_on() == []
@@ -150,8 +149,8 @@ def test_every_secret_in_the_seats_and_dealer_are_drawn_from_all_of_them() -> No
     assert seated == [v.Seated(tuple(host.seats), host.dealer, game)]
     # A second secret now is refused (the table would not route it here; the phase knows too).
     identity = identities(PLAYERS)[1]
-    body = {"secret": secret("seat", identity.public_bytes)}
-    msg, frame = signed(identity, m.SEAT, body, game=game, seq=2)
+    body = m.SeatBody(secret=secret("seat", identity.public_bytes))
+    msg, frame = signed(identity, body, game=game, seq=2)
     with pytest.raises(Violation, match="a second seat secret"):
         host.apply(host.peers[msg.sender], msg, frame)
 

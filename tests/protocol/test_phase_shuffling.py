@@ -8,6 +8,8 @@ comes. The last pass in, the play begins.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from phase_host import FakeHost, FakeTable, message_of, signed
 
@@ -41,7 +43,7 @@ def test_only_the_first_seat_shuffles_at_once_and_everyone_waits_on_it() -> None
     table = _held_at_the_first_pass()
     first = table.at_seat(0)
     for host in table.hosts:
-        sent = [kind for kind, _ in host.sent if kind in (m.SHUFFLE1, m.SHUFFLE2)]
+        sent = [kind for kind in host.kinds_sent() if kind in (m.SHUFFLE1, m.SHUFFLE2)]
         assert sent == ([m.SHUFFLE1] if host is first else [])
     for host in table.hosts:
         if host is not first:
@@ -50,10 +52,10 @@ def test_only_the_first_seat_shuffles_at_once_and_everyone_waits_on_it() -> None
 
 def test_a_later_seats_pass_waits_for_the_earlier_ones() -> None:
     table = _held_at_the_first_pass()
-    body = table.at_seat(0).last(m.SHUFFLE1)
+    body = table.at_seat(0).last(m.Shuffle1Body)
     third = table.at_seat(2)
     early, frame = signed(
-        table.identity(table.at_seat(1).me), m.SHUFFLE1, body, game=third.game_id or b"", seq=2
+        table.identity(table.at_seat(1).me), body, game=third.game_id or b"", seq=2
     )
     with pytest.raises(Wait):
         _apply(third, early, frame)
@@ -67,7 +69,7 @@ def test_a_pass_in_its_turn_applies_and_the_next_seat_sends_its_own() -> None:
     _apply(second, msg, frame)
     assert second.deck is not None and len(second.deck.pass1) == 1
     assert second.act()  # its turn now: it makes and sends its pass
-    assert second.sent[-1][0] == m.SHUFFLE1
+    assert second.kinds_sent()[-1] == m.SHUFFLE1
     assert len(second.deck.pass1) == 2  # its own, applied here at once
     assert second.shuffling.waiting_on() == [table.at_seat(2).me]
     # Seat 0's pass again, now that seat 2 is due: out of its turn.
@@ -83,9 +85,9 @@ def test_a_pass_in_its_turn_applies_and_the_next_seat_sends_its_own() -> None:
 def test_a_pass_whose_proof_does_not_hold_is_a_bad_shuffle() -> None:
     table = _held_at_the_first_pass()
     msg, _ = _pass_of(table, 0, m.SHUFFLE1)
-    body = dict(table.at_seat(0).last(m.SHUFFLE1))
-    body["points"] = list(reversed(body["points"]))  # the proof no longer matches
-    forged, frame = signed(table.identity(msg.sender), m.SHUFFLE1, body, game=msg.game, seq=2)
+    body = table.at_seat(0).last(m.Shuffle1Body)
+    body = replace(body, points=body.points[::-1])  # the proof no longer matches
+    forged, frame = signed(table.identity(msg.sender), body, game=msg.game, seq=2)
     second = table.at_seat(1)
     with pytest.raises(Violation) as caught:
         _apply(second, forged, frame)

@@ -21,9 +21,10 @@ def ids(count: int, base: int = 1) -> list[Identity]:
 class Club:
     """A director and its entrants; every statement goes to every record (the carrier)."""
 
-    def __init__(self, count: int = 6) -> None:
+    def __init__(self, count: int = 6, nonce: bytes = NONCE) -> None:
         self.director_id = Identity.from_seed(bytes([200]) * 32)
-        self.director = Director(self.director_id, SPEC, NONCE, EventRecord(), count)
+        self.nonce = nonce
+        self.director = Director(self.director_id, SPEC, nonce, EventRecord(), count)
         self.people = ids(count)
         self.roles = [EntrantRole(p, EventRecord()) for p in self.people]
         self.blocked: set[bytes] = set()  # statements the director does not carry
@@ -51,6 +52,44 @@ class Club:
             game = GameRecord(1, bytes(32), bytes(32), (loser_seat,), False, 0)
             self.carry([table_result(role.identity, entry.event, table.round_number,
                                      table.table, key, table.members, [game])])  # fmt: skip
+
+    def director_lost(self, folder_of: int) -> Director:
+        """The director's record is gone, its key is not: a director that continues the
+        event from a copy of entrant ``folder_of``'s record (as ``direct --from`` does)."""
+        record = EventRecord()
+        for statement in self.roles[folder_of].record.statements.values():
+            record.add(statement)
+        self.director = Director(self.director_id, SPEC, self.nonce, record, len(self.people))
+        self.director.resume()
+        return self.director
+
+    def succeeded_by(self, index: int) -> Director:
+        """The director's key is lost: entrant ``index`` directs in its place from its own
+        record, and every entrant connects to it (a hub whose key is the successor's)."""
+        successor = self.people[index]
+        record = EventRecord()
+        for statement in self.roles[index].record.statements.values():
+            record.add(statement)
+        self.director = Director(successor, SPEC, self.nonce, record, len(self.people),
+                                 director=self.director_id.public_bytes)  # fmt: skip
+        self.director.resume()
+        for role in self.roles:
+            role.hub = successor.public_bytes
+        return self.director
+
+    def reconnect(self, role: EntrantRole) -> None:
+        """An entrant (re)connects: the director takes what its record holds."""
+        held = list(role.record.statements.values())
+        self.carry(self.director.take_held(role.me, held))
+
+    def until_published(self, round_number: int) -> None:
+        """Run until the standings of ``round_number`` are out, and no further."""
+        for _ in range(50):
+            state = follow(self.director.record)
+            if len(state.rounds) >= round_number and state.rounds[round_number - 1].published:
+                return
+            self.run(1)
+        raise AssertionError(f"round {round_number} never published")
 
     def run(self, rounds: int = 50) -> None:
         for _ in range(rounds):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -190,20 +191,107 @@ def test_a_director_and_an_entrant_killed_and_started_again_finish_the_event(
         procs["bot0.0"][0].kill()  # in the middle of its table, most likely
         procs["bot0.0"][0].wait()
         run("bot0", entrant_args(tmp_path, port, 0))
-        end = time.monotonic() + DEADLINE
-        for name, (popen, out) in procs.items():
-            if name in ("director.0", "bot0.0"):
-                continue
+        all_end_well(procs, killed={"director.0", "bot0.0"})
+    finally:
+        stop(procs)
+    one_board(tmp_path, ["director", *(f"bot{n}" for n in range(6))])
+
+
+Procs = dict[str, tuple[subprocess.Popen[bytes], Path]]
+
+
+def all_end_well(procs: Procs, killed: set[str]) -> None:
+    """Every process but the ``killed`` ones ends with 0, within the deadline."""
+    end = time.monotonic() + DEADLINE
+    for name, (popen, out) in procs.items():
+        if name not in killed:
             code = popen.wait(timeout=max(1.0, end - time.monotonic()))
             assert code == 0, (name, out.read_text(errors="replace"))
-    finally:
-        for popen, _ in procs.values():
-            if popen.poll() is None:
-                popen.kill()
-                popen.wait()
+
+
+def stop(procs: Procs) -> None:
+    for popen, _ in procs.values():
+        if popen.poll() is None:
+            popen.kill()
+            popen.wait()
+
+
+def one_board(tmp_path: Path, folders: list[str]) -> None:
+    """Every folder verifies a finished event, and all of them the same standings."""
     boards = set()
-    for folder in ["director", *(f"bot{n}" for n in range(6))]:
+    for folder in folders:
         report = verify_event(tmp_path / folder)
         assert report.status == "valid", (folder, report.fault)
+        assert report.state is not None and report.state.finished()
         boards.add(digest(report.rows or []))
     assert len(boards) == 1
+
+
+def director_killed_after_round_1(
+    tmp_path: Path, procs: Procs, director: str, entrant: str
+) -> str:
+    """A director and six bots (``entrant``: their names, by ``{n}``), the director killed
+    once round 1's standings are out; its port."""
+    procs[director] = start(director, director_args(tmp_path, 2), tmp_path)
+    port = wait_for(OPEN_LINE, procs[director][1]).group(1)
+    for n in range(6):
+        name = entrant.format(n=n)
+        procs[name] = start(name, entrant_args(tmp_path, port, n), tmp_path)
+    wait_for(re.compile("standings after round 1"), procs[director][1], DEADLINE / 2)
+    procs[director][0].kill()
+    procs[director][0].wait()
+    return port
+
+
+def test_a_director_whose_folder_is_lost_continues_the_event_from_an_entrants_folder(
+    tmp_path: Path,
+) -> None:
+    """The director killed between the rounds and its folder deleted; its key kept: started
+    again with ``--from`` an entrant's folder (and the same port), it continues the event;
+    every folder verifies, one board for all, and the entrant's transcripts stay its own."""
+    procs: Procs = {}
+    try:
+        port = director_killed_after_round_1(tmp_path, procs, "director.0", "bot{n}")
+        shutil.rmtree(tmp_path / "director")  # the folder is lost, the key is not
+        again = ["direct", "--from", str(tmp_path / "bot3"), "--folder",
+                 str(tmp_path / "director2"), "--bind", "127.0.0.1", "--port", port,
+                 "--identity", str(tmp_path / "d.pem")]  # fmt: skip
+        procs["director.1"] = start("director.1", again, tmp_path)
+        wait_for(re.compile("continues from"), procs["director.1"][1])
+        all_end_well(procs, killed={"director.0"})
+    finally:
+        stop(procs)
+    one_board(tmp_path, ["director2", *(f"bot{n}" for n in range(6))])
+    assert not list((tmp_path / "director2").glob("round-*"))  # bot3's tables are bot3's
+    assert "final standings" in (tmp_path / "director.1.out").read_text()
+
+
+def test_a_member_succeeds_a_director_whose_key_is_lost_and_the_event_ends(
+    tmp_path: Path,
+) -> None:
+    """The director gone for good (killed, never started again) between the rounds: bot3
+    directs in its place (``direct --from BOT3_FOLDER --succeed`` with its own key, on
+    another port), every entrant starts again with the successor's address and its own
+    folder; the succession counts, the event ends, every folder verifies, one board."""
+    procs: Procs = {}
+    gone = {"director", *(f"bot{n}.0" for n in range(6))}
+    try:
+        director_killed_after_round_1(tmp_path, procs, "director", "bot{n}.0")
+        hub = ["direct", "--from", str(tmp_path / "bot3"), "--succeed", "--folder",
+               str(tmp_path / "successor"), "--bind", "127.0.0.1", "--identity",
+               str(tmp_path / "bot3.pem")]  # fmt: skip
+        procs["successor"] = start("successor", hub, tmp_path)
+        there = wait_for(OPEN_LINE, procs["successor"][1]).group(1)
+        for n in range(6):
+            procs[f"bot{n}.0"][0].kill()
+            procs[f"bot{n}.0"][0].wait()
+            procs[f"bot{n}.1"] = start(f"bot{n}.1", entrant_args(tmp_path, there, n), tmp_path)
+        all_end_well(procs, killed=gone)
+    finally:
+        stop(procs)
+    one_board(tmp_path, ["successor", *(f"bot{n}" for n in range(6))])
+    said = (tmp_path / "successor.out").read_text()
+    assert "succeeding the director from the" in said and "bot3 directs the event now" in said
+    state = verify_event(tmp_path / "bot0").state
+    assert state is not None and state.successor is not None
+    assert state.entry is not None and state.entry.entrant(state.successor).name == "bot3"

@@ -52,6 +52,7 @@ class _Wait:
     unreachable: tuple[bool, ...] = ()
     left: float = 45.0
     through: tuple[tuple[int, int], ...] = ()
+    cut_off: tuple[tuple[int, float], ...] = ()
 
 
 def test_the_wait_in_words_at_each_stage() -> None:

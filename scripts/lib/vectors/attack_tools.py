@@ -107,7 +107,7 @@ def _lying_table(seed: int) -> Table | None:
         assert g is not None
         if not lied["done"] and g.hands[liar.my_seat] >> (liar.claim_rank * 4 + g.trump) & 1:
             lied["done"] = True
-            liar.send(m.CLAIM, {"rank": liar.claim_rank, "card": None})
+            liar.send(m.ClaimBody(rank=liar.claim_rank, card=None))
         else:
             honest_claim()
 
