@@ -58,6 +58,17 @@ def relay(
     port: int = typer.Option(DEFAULT_PORT, min=0, max=65535, help="Port (0: any free port)."),
     max_connections: int = typer.Option(4096, min=2, help="Connections at most, in all."),
     max_tables: int = typer.Option(1024, min=1, help="Tables (rooms) at most, in all."),
+    per_network: int = typer.Option(
+        8,
+        min=1,
+        max=4096,
+        help="Connections at most from one source network (an address; an IPv6 /64), and keys"
+        " of one room from it; rooms it may open: a quarter, at least 2. Raise it for a club"
+        " whose members all come from one address (a club event: twice the entrants, and two).",
+    ),
+    room_size: int = typer.Option(
+        16, min=2, max=1024, help="Keys in one room (a club event's room: every entrant)."
+    ),
     token: str = typer.Option(
         "",
         help="A club's private relay: only peers that hold this token open tables (set"
@@ -76,12 +87,11 @@ def relay(
 
     from ..net.links import listen_failure
     from ..net.relay import RelayServer
-    from ..net.relay_proto import Caps
-
+    from ..net.relay_proto import club_caps
     if verbose:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     _raise_descriptor_limit(max_connections + 64)
-    caps = Caps(connections=max_connections, rooms=max_tables, token=token)
+    caps = club_caps(per_network, room_size, max_connections, max_tables, token)
     server = RelayServer(caps)
     failure: list[str] = []
 

@@ -2,8 +2,9 @@
 
 ``moska tournament direct`` opens the event (its settings, who may enter), announces it on
 the LAN while its entry is open, and carries the statements; ``moska tournament enter
-HOST:PORT`` (or with no address: an event found on the LAN) enters it, as the person at the
-terminal or as a bot, and plays each round's table on its own (docs/TOURNAMENT.md).
+HOST:PORT`` (or the event's invite, when the event meets at a relay too, or with no address:
+an event found on the LAN) enters it, as the person at the terminal or as a bot, and plays
+each round's table on its own (docs/TOURNAMENT.md).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
     from ..crypto.identity import Identity
     from ..event import FoundEvent
+    from ..net.invite import Invite
     from ..tournament import BoardState
     from ..ui import BoardScreen
 
@@ -181,14 +183,15 @@ def _run(main: Any) -> int:
 def tournament(
     action: str = typer.Argument(
         ...,
-        help="direct: open an event and run it; enter: play in one (HOST:PORT, or none: look"
-        " on the LAN); report: write an event folder's report again; leaderboard: show the"
-        " club's.",
+        help="direct: open an event and run it; enter: play in one (HOST:PORT or the event's"
+        " invite, or none: look on the LAN); report: write an event folder's report again;"
+        " leaderboard: show the club's.",
     ),
     address: str | None = typer.Argument(
         None,
-        help="enter: the director's HOST:PORT, as it printed it (without it, look for events on"
-        " the LAN and enter the one found, or choose among several); report: the EVENT_FOLDER.",
+        help="enter: the director's HOST:PORT, or the event's invite (moska:...), as it printed"
+        " it (without either, look for events on the LAN and enter the one found, or choose"
+        " among several); report: the EVENT_FOLDER.",
     ),
     name: str | None = typer.Option(
         None, help="The event's name (direct), or your name in it (enter)."
@@ -225,6 +228,25 @@ def tournament(
     ),
     bind: str = typer.Option("0.0.0.0", help="Address to listen on (127.0.0.1: this machine)."),
     port: int = typer.Option(0, min=0, max=65535, help="direct: port to listen on (0: any)."),
+    relay: str | None = typer.Option(
+        None,
+        help="direct: a relay (moska relay) where the entrants and the tables meet when they"
+        " cannot reach each other: HOST:PORT; it goes into the event's invite.",
+    ),
+    relay_for_others: bool = typer.Option(
+        False,
+        "--relay-for-others",
+        help="direct: also run a relay here (on --relay-port) for the entrants and their tables.",
+    ),
+    relay_port: int = typer.Option(
+        0, min=0, max=65535, help="direct: port of --relay-for-others (0: any free port)."
+    ),
+    listen: bool = typer.Option(
+        True,
+        "--listen/--no-listen",
+        help="Accept connections (--no-listen: the director and the tables are reached"
+        " through the event's relay only).",
+    ),
     wait: float = typer.Option(
         600.0, min=1.0, help="Seconds to wait for the director (enter) or a stage (direct)."
     ),
@@ -274,11 +296,13 @@ def tournament(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No line per move."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log connections."),
 ) -> None:
-    """Run a club event of several tables and rounds with no referee: `direct` opens it,
-    `enter HOST:PORT` plays in it; the draw is drawn from every entrant's secret, the tables
-    play on the entrants' own machines, and `moska verify FOLDER` proves the standings. At
-    the end every member writes the report into its folder and rates the event on its club
-    leaderboard; `report FOLDER` writes it again, `leaderboard` shows the ratings."""
+    """Run a club event of several tables and rounds with no referee: `direct` opens it
+    (`--relay HOST:PORT`: it meets at a relay too, and prints the event's invite), `enter
+    HOST:PORT` (or `enter INVITE`) plays in it; the draw is drawn from every entrant's
+    secret, the tables play on the entrants' own machines, and `moska verify FOLDER` proves
+    the standings. At the end every member writes the report into its folder and rates the
+    event on its club leaderboard; `report FOLDER` writes it again, `leaderboard` shows the
+    ratings."""
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s: %(message)s",
@@ -304,27 +328,17 @@ def tournament(
                 file,
                 take_from,
                 succeed,
+                (relay, relay_port if relay_for_others else None, listen),
                 announce,
             )
         )
     if action == "enter":
         choice = EventChoice(look, expect, event)
-        raise typer.Exit(
-            _enter(
-                address,
-                name,
-                bot,
-                program,
-                identity,
-                folder,
-                bind,
-                wait,
-                quiet,
-                plain,
-                file,
-                choice,
-            )
-        )
+        entered = _enter(
+            address, name, bot, program, identity, folder, bind, wait, quiet, plain, file, listen,
+            choice,
+        )  # fmt: skip
+        raise typer.Exit(entered)
     if action == "report":
         if address is None:
             raise fail(_("report: name the EVENT_FOLDER"))
@@ -352,14 +366,18 @@ def _direct(
     leaderboard: Path | None = None,
     take_from: Path | None = None,
     succeed: bool = False,
+    meeting: tuple[str | None, int | None, bool] = (None, None, True),
     announce: bool = False,
 ) -> int:
+    """``meeting``: the event's relay (``HOST:PORT``), the port of the relay the director
+    runs for the others (None: none), and whether the director listens."""
     from ..event.carrier import DirectorNode, DirectorOptions
     from ..event.folder import is_event_folder, load
     from ..tournament import EventSpec, TournamentError
 
     if entrants < 2 and take_from is None:
         raise fail("direct: say how many entrants the entry closes with (--entrants N)")
+    relay_address, relay_for_others, listen = _meeting(*meeting)
     try:
         spec = EventSpec(
             name or "club evening",
@@ -402,6 +420,7 @@ def _direct(
         discovery_settings()  # a bad MOSKA_DISCOVERY is an error before anything starts
     options = DirectorOptions(
         me, spec, nonce, entrants, where, bind, port, show=_print_board, stage_timeout=wait,
+        relay=relay_address, relay_for_others=relay_for_others, listen=listen,
         announce=announce,
     )  # fmt: skip
     code = _run(DirectorNode(options).run)
@@ -409,6 +428,37 @@ def _direct(
         _keep(where, leaderboard)
     typer.echo(f"the event folder: {where} (moska verify {where})")
     return code
+
+
+def _meeting(
+    relay: str | None, relay_for_others: int | None, listen: bool
+) -> tuple[tuple[str, int] | None, int | None, bool]:
+    """The director's ``--relay``, ``--relay-for-others`` and ``--no-listen``, checked as
+    ``moska host`` checks them."""
+    from .relay import parse_relay
+
+    relay_address = parse_relay(relay) if relay is not None else None
+    if relay_address is not None and relay_for_others is not None:
+        raise fail("--relay names another relay; --relay-for-others runs one here: pick one")
+    if not listen and relay_address is None and relay_for_others is None:
+        raise fail("--no-listen needs --relay: the entrants must reach the director somehow")
+    return relay_address, relay_for_others, listen
+
+
+def _event_invite(text: str, listen: bool) -> Invite:
+    """The event's invite ``moska tournament enter`` was given (a table's is refused, with
+    the command that takes it)."""
+    from ..net.invite import EVENT_INVITE, InviteError, parse_invite
+    from .net import check_invite_length
+
+    check_invite_length(text)
+    try:
+        invite = parse_invite(text, EVENT_INVITE)
+    except InviteError as error:
+        raise fail(f"not a usable invite: {error}") from None
+    if not listen and invite.relay is None:
+        raise fail("--no-listen needs an event invite with a relay (the tables meet there)")
+    return invite
 
 
 def _enter(
@@ -423,11 +473,13 @@ def _enter(
     quiet: bool,
     plain: bool = False,
     leaderboard: Path | None = None,
+    listen: bool = True,
     choice: EventChoice | None = None,
 ) -> int:
     from ..bots.loader import BotLoadError, load_bot
     from ..event.carrier import EntrantNode, EntrantOptions
     from ..event.tables import Seat
+    from ..net.invite import looks_like_invite
     from ..net.node import Player
     from ..table.networked import BotAtTable, PersonAtTable
     from ..tournament import BOT, PERSON
@@ -451,9 +503,14 @@ def _enter(
         )
     elif choice is not None and (choice.expect is not None or choice.event is not None):
         raise fail("--event and --expect choose among the events on the LAN: no HOST:PORT")
+    invite = _event_invite(address, listen) if looks_like_invite(address) else None
     host, sep, port_text = address.strip().rpartition(":")
     host = host.strip("[]")
-    if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+    if invite is not None:
+        host, port_text = "", "0"
+    elif not listen:
+        raise fail("--no-listen needs the event's invite with a relay (moska:...)")
+    elif not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise fail(f'"{address}" is not the director\'s HOST:PORT (e.g. 192.168.1.20:7000)')
     port = int(port_text)
     me = _identity(identity, spec, name)
@@ -475,7 +532,9 @@ def _enter(
 
     where = folder or _default_folder("enter", seat_name)
     where.mkdir(parents=True, exist_ok=True)
-    seat = Seat(me, seat_name, player, bind, echo=(lambda _: None) if quiet else print)
+    seat = Seat(
+        me, seat_name, player, bind, echo=(lambda _: None) if quiet else print, listen=listen
+    )
     options = EntrantOptions(
         seat,
         PERSON if spec is None else BOT,
@@ -484,6 +543,7 @@ def _enter(
         port,
         show=lambda board: _print_board(board, me.public_bytes, live=spec is not None),
         connect_wait=wait,
+        invite=invite,
     )
     if found is not None:
         from ..event import Pin

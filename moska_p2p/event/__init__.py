@@ -1,10 +1,10 @@
 """A club event carried between the members' machines (trio): the director's and the
-entrants' network side (:mod:`.carrier`), each round's tables played with the network node
-(:mod:`.tables`), the event folder every member keeps with the check that proves its
-standings (:mod:`.folder`), the board and the report drawn from it (:mod:`.results`), and the
-event's announcement on the LAN while its entry is open (:mod:`.lan`):
-``moska tournament`` and ``moska verify EVENT_FOLDER``. The rules of the event are the
-sans-IO :mod:`moska_p2p.tournament`.
+entrants' network side (:mod:`.carrier`; through a relay, with an invite: :mod:`.relayed`),
+each round's tables played with the network node (:mod:`.tables`), the event folder every
+member keeps with the check that proves its standings (:mod:`.folder`), the board and the
+report drawn from it (:mod:`.results`), and the event's announcement on the LAN while its
+entry is open (:mod:`.lan`): ``moska tournament`` and ``moska verify EVENT_FOLDER``. The
+rules of the event are the sans-IO :mod:`moska_p2p.tournament`.
 
 ``__all__`` is what the command line uses.
 """

@@ -21,6 +21,14 @@ Messages are length-prefixed msgpack frames (:class:`~moska_p2p.net.wire.FrameSt
   address]``: a table's host said on which port its table listens, and the director says at
   which address it sees that host (the joiners pin the host's key, so a wrong address only
   fails to connect).
+
+An event with a relay (:mod:`.relayed`) adds: entrant to director, before its entry,
+``["prove", challenge]``, answered ``["proof", signature]`` (an entrant that holds the
+event's invite checks the director's key); director to entrant, after the entry,
+``["relay", [host, port]]`` (where the tables meet too) and, now and then, ``["tick"]``
+(the relay closes a room that relays nothing for a while); a table's host to the director
+``["table", TABLE statement, table invite]``, which the director forwards as ``["where",
+TABLE statement, address, table invite]``.
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ from pathlib import Path
 import trio
 
 from ..crypto.identity import Identity
+from ..net.invite import Invite
+from ..net.relay_client import RELAYED_HOST, VirtualStream
 from ..net.wire import FrameStream, prefixed
 from ..protocol.frames import FrameError, pack, unpack
 from ..tournament import BoardState, EventSpec, Statement, TournamentError, read
@@ -41,8 +51,19 @@ from ..tournament.service import Director, EntrantRole, TableToPlay, enter
 from ..tournament.signed import ENTER, SUCCEED, TABLE
 from .folder import EVENT_FILE, load, save, write_standings
 from .lan import Pin, pin_refusal
+from .relayed import (
+    CHALLENGE_SIZE,
+    DirectorDoor,
+    EventRelay,
+    advertised,
+    director_proof,
+    fresh_challenge,
+    table_where,
+    unproved,
+    wrong_director,
+)
 from .results import board_state, standings_text
-from .tables import Seat, play_table, result_of, table_played
+from .tables import Seat, Where, play_table, result_of, table_played
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +77,9 @@ closing it with what is in (a round of tables may take long: people play it)."""
 RETRY = 0.5
 HELD_PART = 32 * 1024
 """Bytes of statements in one ``held`` message (a frame is at most 64 KiB)."""
+KEEPALIVE = 120.0
+"""Seconds between the director's ``["tick"]`` to every entrant in an event with a relay: a
+relay closes a room that relays nothing for a while (a long round says nothing)."""
 
 
 @dataclass
@@ -126,6 +150,9 @@ class DirectorOptions:
     echo: Callable[[str], None] = print
     show: BoardPrinter | None = None
     stage_timeout: float = STAGE_TIMEOUT
+    relay: tuple[str, int] | None = None  # where the entrants and the tables meet (.relayed)
+    relay_for_others: int | None = None  # the director runs that relay, on this port (0: any)
+    listen: bool = True  # False: the entrants reach the director through the relay only
     announce: bool = False  # announce the event on the LAN while its entry is open (.lan)
 
 
@@ -156,17 +183,25 @@ class DirectorNode:
         self.stage_started = 0.0  # when the stage under way began (trio time, from run)
         self.succeeded = False  # whether a succession was said to count
         self.progress = -1
+        self.relay_address: tuple[str, int] | None = None  # the event's relay, as others dial it
+        self.table_invites: dict[bytes, str] = {}  # TABLE statement -> its host's invite
 
     async def run(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> int:
-        listeners = await trio.open_tcp_listeners(self.o.port, host=self.o.bind)
-        port = listeners[0].socket.getsockname()[1]
-        task_status.started(port)
-        self.o.echo(
-            f"event {self.role.event.hex()[:16]} open on {self.o.bind}:{port}: enter with"
-            f" moska tournament enter HOST:{port}"
-        )
+        listeners: list[trio.SocketListener] = []
+        if self.o.listen:
+            listeners = await trio.open_tcp_listeners(self.o.port, host=self.o.bind)
+        port = listeners[0].socket.getsockname()[1] if listeners else 0
+        if listeners:
+            self.o.echo(
+                f"event {self.role.event.hex()[:16]} open on {self.o.bind}:{port}: enter with"
+                f" moska tournament enter HOST:{port}"
+            )
         self.stage_started = trio.current_time()
         async with trio.open_nursery() as nursery:
+            if not await self._meet_at_relay(nursery, port):
+                nursery.cancel_scope.cancel()
+                return 1
+            task_status.started(port)
             for listener in listeners:
                 nursery.start_soon(trio.serve_listeners, self._serve, [listener])
             nursery.start_soon(self._ticker)
@@ -198,12 +233,47 @@ class DirectorNode:
         except* (OSError, DiscoveryError) as group:
             log.warning("cannot announce the event on the LAN: %s", group.exceptions[0])
 
+    async def _meet_at_relay(self, nursery: trio.Nursery, port: int) -> bool:
+        """Meet the entrants at the event's relay too (when it has one) and print the event's
+        invite; False when the director cannot (and the relay is the only way in)."""
+        relay = EventRelay(
+            self.o.identity,
+            self.role.event,
+            self.o.relay,
+            self.o.relay_for_others,
+            self.o.bind,
+            self.o.entrants,
+        )
+        if not relay.wanted:
+            return True
+
+        def incoming(stream: VirtualStream) -> None:
+            nursery.start_soon(self._serve, stream, RELAYED_HOST)
+
+        failure = await relay.open(nursery, incoming)
+        if failure is not None and (not self.o.listen or relay.relay is None):
+            self.o.echo(f"error: {failure}")
+            return False
+        if failure is not None:
+            self.o.echo(f"{failure}; direct connections only until it answers")
+        assert relay.relay is not None
+        self.relay_address = relay.relay
+        direct = ((advertised(self.o.bind), port),) if self.o.listen else ()
+        host, relay_port = relay.relay
+        self.o.echo(f"event {self.role.event.hex()[:16]} meets at the relay {host}:{relay_port}")
+        self.o.echo(f"event invite (moska tournament enter INVITE): {relay.invite(direct)}")
+        return True
+
     async def _ticker(self) -> None:
         """The director's decisions, and the folder, once a tick: a stage's statements come
         in bursts, and the record is read once per burst, not once per statement."""
         saved = len(self.record)
+        said = trio.current_time()
         while True:
             await trio.sleep(TICK)
+            if self.relay_address is not None and trio.current_time() - said > KEEPALIVE:
+                said = trio.current_time()
+                self._broadcast(_message("tick"))
             self._advance()
             if len(self.record) != saved:
                 saved = len(self.record)
@@ -277,21 +347,28 @@ class DirectorNode:
             del self.connections[connection.key]
         connection.send.close()
 
-    async def _serve(self, stream: trio.SocketStream) -> None:
-        """One entrant's connection; whatever breaks it ends it, and nothing else."""
+    async def _serve(
+        self, stream: trio.abc.HalfCloseableStream, address: str | None = None
+    ) -> None:
+        """One entrant's connection (``address``: where it comes from, when not a TCP
+        connection's peer); whatever breaks it ends it, and nothing else."""
         try:
-            await self._serve_entrant(stream)
+            await self._serve_entrant(stream, address)
         except BaseException as error:
             if not connection_lost(error):
                 raise
             log.info("an entrant's connection broke: %s", error)
 
-    async def _serve_entrant(self, stream: trio.SocketStream) -> None:
+    async def _serve_entrant(
+        self, stream: trio.abc.HalfCloseableStream, address: str | None
+    ) -> None:
         frames = FrameStream(stream)
-        try:
-            address = stream.socket.getpeername()[0]
-        except OSError:
-            return
+        if isinstance(stream, trio.SocketStream):
+            try:
+                address = stream.socket.getpeername()[0]
+            except OSError:
+                return
+        address = address or RELAYED_HOST
         send, receive = trio.open_memory_channel[bytes](10_000)
         connection: Connection | None = None
         async with trio.open_nursery() as nursery:
@@ -306,6 +383,8 @@ class DirectorNode:
                 if first is None:
                     raise FrameError("closed before entering")
                 kind, *rest = _decode(first)
+                if kind == "prove":  # an entrant with the event's invite checks our key
+                    kind, *rest = _decode(await self._prove(frames, send, rest))
                 if kind != "enter" or len(rest) != 1 or not isinstance(rest[0], bytes):
                     raise FrameError("the first message is an entry")
                 statement = read(rest[0])
@@ -319,6 +398,8 @@ class DirectorNode:
                     self._drop(old)
                 self.connections[entrant.key] = connection
                 self.o.echo(f"entered: {entrant.name} ({'returning' if old else entrant.plays})")
+                if self.relay_address is not None:
+                    await send.send(_message("relay", list(self.relay_address)))
                 for held in list(self.record.statements.values()):
                     await send.send(_message("s", held.to_bytes()))
                 for message in list(self.where.values()):
@@ -340,11 +421,28 @@ class DirectorNode:
                     send.close()
                 nursery.cancel_scope.cancel()
 
+    async def _prove(
+        self, frames: FrameStream, send: trio.MemorySendChannel[bytes], rest: list[object]
+    ) -> bytes:
+        """Answer an entrant's challenge with the proof of our key; its next message."""
+        if len(rest) != 1 or not isinstance(rest[0], bytes) or len(rest[0]) != CHALLENGE_SIZE:
+            raise FrameError("a challenge is 32 bytes")
+        proof = director_proof(self.o.identity, self.role.event, rest[0])
+        await send.send(_message("proof", proof))
+        with trio.fail_after(30):
+            body = await frames.receive()
+        if body is None:
+            raise FrameError("closed before entering")
+        return body
+
     def _on_message(self, connection: Connection, body: bytes) -> None:
         kind, *rest = _decode(body)
         if kind == "held" and len(rest) == 2 and isinstance(rest[0], list):
             self._on_held(connection, rest[0], rest[1] is True)
             return
+        if kind == "table" and len(rest) == 2 and isinstance(rest[0], bytes):
+            self._table_invite(connection, rest[0], rest[1])  # a TABLE statement, an invite
+            kind, rest = "s", rest[:1]
         if kind != "s" or len(rest) != 1 or not isinstance(rest[0], bytes):
             raise FrameError(f"an entrant sends statements, not {kind!r}")
         self._on_statement(connection, read(rest[0]))
@@ -368,13 +466,23 @@ class DirectorNode:
         for clash in self.role.clashes[clashes:]:
             self.o.echo(f"warning: {clash}")
 
+    def _table_invite(self, connection: Connection, said: bytes, invite: object) -> None:
+        """Keep the invite a table's host sent with its TABLE statement (a usable one of
+        its own table), for every ``where`` of that statement from now on (the statement
+        comes again without it when the host reconnects)."""
+        author = read(said).author
+        if isinstance(invite, str) and table_where(invite, author, connection.address, 0):
+            self.table_invites[said] = invite
+
     def _on_statement(self, connection: Connection, statement: Statement) -> None:
         if statement.event() != self.role.event:
             raise TournamentError("a statement of another event")
         self.role.admissible(statement)  # anything else would spoil every record
         if statement.kind == TABLE:
             where = statement.body()[1:]
-            message = _message("where", statement.to_bytes(), connection.address)
+            invite = self.table_invites.get(statement.to_bytes())
+            extra = [invite] if invite is not None else []
+            message = _message("where", statement.to_bytes(), connection.address, *extra)
             self.where[(where[0], where[1], statement.author)] = message
             self.record.add(statement)
             self._broadcast(message)
@@ -397,6 +505,7 @@ class EntrantOptions:
     show: BoardPrinter | None = None
     connect_wait: float = 600.0
     before_table: Callable[[], None] | None = None  # the terminal is the table's from now
+    invite: Invite | None = None  # the event's: the director's key pinned, its relay (.relayed)
     pin: Pin | None = None  # the director's key and event, as announced on the LAN (.lan)
 
 
@@ -408,7 +517,7 @@ class EntrantNode:
         if (o.folder / EVENT_FILE).exists():
             self.event, self.record = load(o.folder)  # a restart: what it had
         self.role = EntrantRole(o.seat.identity, self.record)
-        self.where: dict[tuple[int, int, bytes], tuple[str, int]] = {}  # (round, table, host)
+        self.where: dict[tuple[int, int, bytes], Where] = {}  # (round, table, host)
         self.where_changed = trio.Event()
         self.playing: TableToPlay | None = None
         self.outbox: trio.MemorySendChannel[bytes] | None = None
@@ -417,10 +526,15 @@ class EntrantNode:
         self.deadline = 0.0  # when to give up on the director (trio time)
         self.done = trio.Event()
         self.changed = trio.Event()  # statements came in since the last decisions
+        self.relay = o.invite.relay if o.invite is not None else None  # the tables' too
+        self.door = DirectorDoor(o.seat.identity, o.invite) if o.invite is not None else None
+        self.table_invites: dict[bytes, str] = {}  # our TABLE statements' invites, to resend
+        self.nursery: trio.Nursery | None = None
 
     async def run(self) -> int:
         self.deadline = trio.current_time() + self.o.connect_wait
         async with trio.open_nursery() as nursery:
+            self.nursery = nursery
             nursery.start_soon(self._tables)
             nursery.start_soon(self._progressing)
             while not self.done.is_set():
@@ -440,8 +554,38 @@ class EntrantNode:
             nursery.cancel_scope.cancel()
         return self.code if self.code is not None else 1
 
+    async def _reach_director(self) -> trio.abc.HalfCloseableStream:
+        if self.door is None:
+            return await trio.open_tcp_stream(self.o.host, self.o.port)
+        assert self.nursery is not None
+        return await self.door.connect(self.nursery)
+
+    async def _wrong_director(
+        self, frames: FrameStream, send: trio.MemorySendChannel[bytes], key: object, event: bytes
+    ) -> str | None:
+        """Why the director that answered is not the invite's, or the one that announced the
+        event on the LAN (its key, or its proof of it)."""
+        invite, pin = self.o.invite, self.o.pin
+        if invite is not None:
+            reason, pinned, named_by = wrong_director(invite, key, event), invite.host_key, "invite"
+        elif pin is not None:
+            reason, pinned, named_by = pin_refusal(pin, key, event), pin.key, "announcement"
+        else:
+            return None
+        if reason is not None:
+            return reason
+        challenge = fresh_challenge()
+        await send.send(_message("prove", challenge))
+        with trio.fail_after(30):
+            answer = await frames.receive()
+        if answer is None:
+            raise OSError("the director closed the connection")
+        kind, *items = _decode(answer)
+        proof = items[0] if kind == "proof" and items else None
+        return unproved(pinned, event, challenge, proof, named_by)
+
     async def _session(self) -> None:
-        stream = await trio.open_tcp_stream(self.o.host, self.o.port)
+        stream = await self._reach_director()
         frames = FrameStream(stream)
         send, receive = trio.open_memory_channel[bytes](10_000)
         self.outbox = send
@@ -462,17 +606,18 @@ class EntrantNode:
 
                 assert isinstance(rest[1], bytes) and isinstance(rest[2], bytes)
                 event = event_id(spec, rest[1], rest[2])
-                refusal = pin_refusal(self.o.pin, rest[1], event)
+                refusal = await self._wrong_director(frames, send, hub, event)
                 if refusal is not None:
                     self.o.echo(f"error: {refusal}")
                     self.code = 1
                     self.done.set()
-                    nursery.cancel_scope.cancel()
+                    nursery.cancel_scope.cancel()  # the writer too
                     return
                 if self.event is not None and event != self.event:
                     self.o.echo("error: this folder holds another event")
                     self.code = 1
                     self.done.set()
+                    nursery.cancel_scope.cancel()  # the writer too
                     return
                 self.event = event
                 me = self.o.seat
@@ -481,6 +626,8 @@ class EntrantNode:
                 frames.authenticated(EVENT_LINK_ID)
                 for message in held_messages(self.record):  # what the director may lack
                     await send.send(message)
+                for said, invite in self.table_invites.items():  # and how to reach our table
+                    await send.send(_message("table", said, invite))
                 self.o.echo(f"entered the event {spec.name!r} as {me.name}")
                 self.deadline = trio.current_time() + self.o.connect_wait  # from now on
                 if len(self.record):
@@ -496,10 +643,17 @@ class EntrantNode:
             send.close()
             await trio.aclose_forcefully(stream)
 
+    def _statement_message(self, statement: Statement) -> bytes:
+        """A statement of ours as sent: a TABLE one with its table's invite, if it has one."""
+        invite = self.table_invites.get(statement.to_bytes())
+        if invite is not None:
+            return _message("table", statement.to_bytes(), invite)
+        return _message("s", statement.to_bytes())
+
     def _send(self, statement: Statement) -> None:
         if self.outbox is not None:
             with _quiet():
-                self.outbox.send_nowait(_message("s", statement.to_bytes()))
+                self.outbox.send_nowait(self._statement_message(statement))
 
     def _on_message(self, body: bytes) -> None:
         kind, *rest = _decode(body)
@@ -508,14 +662,24 @@ class EntrantNode:
             self.code = 1
             self.done.set()
             return
-        if kind == "where" and len(rest) == 2 and isinstance(rest[0], bytes):
+        if kind == "tick":  # the director keeps the event's room at the relay open
+            return
+        if kind == "relay" and len(rest) == 1 and isinstance(rest[0], list) and len(rest[0]) == 2:
+            host, port = rest[0]
+            if self.relay is None and isinstance(host, str) and type(port) is int:
+                self.relay = (host, port)  # the tables of a relayed event meet there too
+            return
+        if kind == "where" and len(rest) in (2, 3) and isinstance(rest[0], bytes):
             statement = read(rest[0])
             body_ = statement.body()
             if statement.kind == TABLE and len(body_) == 4 and isinstance(rest[1], str):
                 self.record.add(statement)
                 round_number, table, port = body_[1:]
                 if type(round_number) is int and type(table) is int and type(port) is int:
-                    self.where[(round_number, table, statement.author)] = (rest[1], port)
+                    place: Where = (rest[1], port)
+                    if len(rest) == 3:
+                        place = table_where(rest[2], statement.author, rest[1], port) or place
+                    self.where[(round_number, table, statement.author)] = place
                 self.where_changed.set()
                 self.where_changed = trio.Event()
             return
@@ -578,12 +742,14 @@ class EntrantNode:
             + ", ".join(entry.entrant(k).name for k in table.members)
         )
 
-        async def announce(port: int) -> None:
+        async def announce(port: int, invite: Invite | None) -> None:
             said = table_open(seat.identity, event, table.round_number, table.table, port)
             self.record.add(said)
+            if invite is not None:
+                self.table_invites[said.to_bytes()] = str(invite)
             self._send(said)
 
-        async def host_address(tried: tuple[str, int] | None) -> tuple[str, int]:
+        async def host_address(tried: Where | None) -> Where:
             """Where the table's host says it listens (only the host's word counts)."""
             while True:
                 found = self.where.get((table.round_number, table.table, table.host))
@@ -594,7 +760,9 @@ class EntrantNode:
         if not table_played(seat, self.o.folder, table):
             if self.o.before_table is not None:
                 self.o.before_table()
-            outcome = await play_table(seat, self.o.folder, table, entry, announce, host_address)
+            outcome = await play_table(
+                seat, self.o.folder, table, entry, announce, host_address, self.relay
+            )
             self.o.echo(f"round {table.round_number}, table {table.table + 1}: {outcome.message}")
         result = result_of(seat, self.o.folder, table, entry)
         self.record.add(result)

@@ -277,15 +277,16 @@ class Pin:
         return cls(found.key, found.event)
 
 
-def pin_refusal(pin: Pin | None, key: bytes, event: bytes) -> str | None:
+def pin_refusal(pin: Pin | None, key: object, event: bytes) -> str | None:
     """Why the director that answered (its ``key``, the id of the ``event`` it runs) is not
     the one that announced the event (``None``: it is, or nothing was pinned). A replayed
     announcement points at another director, or another event of the same one."""
     if pin is None:
         return None
     if key != pin.key:
+        shown = fingerprint_of(key) if isinstance(key, bytes) and len(key) == 32 else "?"
         return (
-            f"the director that answered is {fingerprint_of(key)}, not"
+            f"the director that answered is {shown}, not"
             f" {fingerprint_of(pin.key)}, which announced the event: not entered (an"
             " announcement replayed from another address?)"
         )

@@ -16,10 +16,13 @@ from pathlib import Path
 import trio
 
 from ..crypto.identity import Identity
+from ..net.invite import Invite
 from ..net.node import Node, NodeOptions, Outcome
 from ..net.node import Player as NodePlayer
 from ..net.persist import SavedGame, SaveError, find_saved, load_saved
+from ..net.relay_proto import RoomPass
 from ..net.state import EXIT_FAILED
+from ..protocol.config import lobby_id
 from ..protocol.tally import GameRecord, TallyError, open_result, read_session_file
 from ..protocol.transcript import verify_transcript
 from ..tournament import EntryList, Statement, TournamentError
@@ -40,9 +43,17 @@ class Seat:
     bind: str = "0.0.0.0"
     echo: Callable[[str], None] = print
     lobby_wait: float = 300.0
+    listen: bool = True  # False: the tables are reached through the event's relay only
 
+
+RETRY = 1.0
+"""Seconds before a joiner tries a table's invite again (its room did not answer)."""
 
 Address = tuple[str, int]
+Where = Address | Invite
+"""Where a joiner finds its table: the host's address, or (an event with a relay) the
+table's invite: the host's key pinned, its address if it listens, the relay and the room's
+secret."""
 
 
 async def play_table(
@@ -50,13 +61,16 @@ async def play_table(
     folder: Path,
     table: TableToPlay,
     entry: EntryList,
-    announce: Callable[[int], Awaitable[None]],
-    host_address: Callable[[Address | None], Awaitable[Address]],
+    announce: Callable[[int, Invite | None], Awaitable[None]],
+    host_address: Callable[[Where | None], Awaitable[Where]],
+    relay: Address | None = None,
 ) -> Outcome:
-    """Play the table: its host opens it (and ``announce``s its port), the others join it
-    at the address ``host_address`` waits for (one other than the one given: a joiner that
-    could not reach the host waits for the host to say where it listens now, as after a
-    restart of the host before the table filled)."""
+    """Play the table: its host opens it (and ``announce``s its port, and its invite when
+    the event has a ``relay``: the host opens its table's room there, as ``moska host
+    --relay`` does), the others join it where ``host_address`` says (one other than the one
+    given: a joiner that could not reach the host waits for the host to say where it listens
+    now, as after a restart of the host before the table filled); through the relay when
+    that is all they can reach."""
     config = table_settings(entry, table.round_number, table.table, table.members)
     where = table_folder(folder, table.round_number, table.table)
     where.mkdir(parents=True, exist_ok=True)
@@ -72,6 +86,8 @@ async def play_table(
             echo=seat.echo,
             lobby_wait=seat.lobby_wait,
             fresh_player=seat.player,
+            relay=relay,
+            listen=seat.listen or relay is None,
         )
 
     saved = _saved_game(transcript, seat.identity)
@@ -81,29 +97,53 @@ async def play_table(
         return await Node(resumed).resume(saved)
     if table.host == seat.identity.public_bytes:
         node = Node(options())
+        room = RoomPass.new(lobby_id(config), seat.identity.public_bytes)
+        invite = None if relay is None else Invite.of(bytes(room), (), relay)
         async with trio.open_nursery() as nursery:
 
             async def run_host(task_status: trio.TaskStatus[int]) -> None:
-                outcomes.append(await node.host(config, 0, task_status=task_status))
+                at = bytes(room) if invite is not None else None
+                outcomes.append(await node.host(config, 0, room=at, task_status=task_status))
 
             outcomes: list[Outcome] = []
             port = await nursery.start(run_host)
-            await announce(port)
+            if invite is not None:
+                await _at_the_relay(node, seat.lobby_wait)
+            await announce(port, invite)
         return outcomes[0]
     give_up = trio.current_time() + seat.lobby_wait
-    tried: Address | None = None
+    tried: Where | None = None
     outcome = Outcome(EXIT_FAILED, "the table's host never said where its table listens")
     while True:
-        address: Address | None = None
+        address: Where | None = None
         with trio.move_on_after(max(0.0, give_up - trio.current_time())):
             address = await host_address(tried)
         if address is None:
             return outcome
-        outcome = await Node(options()).join(*address, expect=table.host)
+        if isinstance(address, Invite):  # pinned to the host the draw seated, as the seating
+            pinned = Invite(table.host, address.table, address.direct, address.relay,
+                            address.secret)  # fmt: skip
+            outcome = await Node(options()).join_invite(pinned)
+        else:
+            outcome = await Node(options()).join(*address, expect=table.host)
         sat_down = transcript.exists() or any(where.glob(f"{transcript.stem}-g*"))
         if outcome.code == 0 or sat_down or trio.current_time() > give_up:
             return outcome
         tried = address
+        if isinstance(address, Invite):  # the room may only be slow to answer: again
+            await trio.sleep(RETRY)
+            tried = None
+
+
+async def _at_the_relay(node: Node, wait: float) -> None:
+    """Until the host's node is registered in its table's room at the relay (at most
+    ``wait`` s, or until it stops), so that its invite, once out, finds the room there."""
+    with trio.move_on_after(wait):
+        while node.outcome is None:
+            client = node.relay_client
+            if client is not None and client.registered.is_set():
+                return
+            await trio.sleep(0.05)
 
 
 def _saved_game(transcript: Path, identity: Identity) -> SavedGame | None:

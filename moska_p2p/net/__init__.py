@@ -33,7 +33,7 @@ from .discovery import (
     pick_table,
     send_beacon,
 )
-from .invite import PREFIX, Invite, InviteError, looks_like_invite, parse_invite
+from .invite import EVENT_INVITE, PREFIX, Invite, InviteError, looks_like_invite, parse_invite
 from .known import (
     STATEMENT,
     KnownPeers,
@@ -44,6 +44,7 @@ from .known import (
     parse_statement,
 )
 from .links import listen_failure
+from .lobby import lan_address
 from .node import Node
 from .persist import (
     SavedGame,
@@ -59,18 +60,22 @@ from .persist import (
 )
 from .port import GamePort, Player, TableWait, table_wait
 from .relay import RelayServer
-from .relay_proto import ROOM_SIZE, Caps
+from .relay_client import RELAYED_HOST, RelayClient, VirtualStream
+from .relay_proto import ROOM_SIZE, SECRET_SIZE, Caps, RoomPass, club_caps
 from .state import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, NodeOptions, Outcome, printable
 from .watch import Watcher, WatchOptions
 from .wire import FrameStream, prefixed
 
 __all__ = [
     "BEACON_INTERVAL",
+    "EVENT_INVITE",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "PREFIX",
+    "RELAYED_HOST",
     "ROOM_SIZE",
+    "SECRET_SIZE",
     "STATEMENT",
     "TABLE_TAG",
     "Caps",
@@ -88,20 +93,25 @@ __all__ = [
     "NodeOptions",
     "Outcome",
     "Player",
+    "RelayClient",
     "RelayServer",
+    "RoomPass",
     "SaveError",
     "SavedGame",
     "Settings",
     "StatementError",
     "TableWait",
+    "VirtualStream",
     "WatchOptions",
     "Watcher",
+    "club_caps",
     "data_dir",
     "default_known_peers_path",
     "default_transcript",
     "find_saved",
     "find_tables",
     "key_change_statement",
+    "lan_address",
     "listen_failure",
     "listen_for_beacons",
     "load_saved",

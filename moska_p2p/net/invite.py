@@ -18,6 +18,12 @@ SHA-256 (a checksum: a mistyped character is caught, and named, before anything 
   table's room only peers that prove they hold it (:class:`~.relay_proto.RoomPass`), and never
   sees it.
 
+An event's invite (``moska tournament direct`` prints it, ``moska tournament enter INVITE``
+reads it) is the same array with a seventh item, the string ``"event"``: the host key is the
+director's, the table the event's room at the relay (the first 16 bytes of the event's id).
+Each command reads only its own kind, and says which command takes the other: a table's
+invite does not enter an event, nor an event's sit at a table.
+
 The joiner tries the direct addresses first and the relay when they do not answer.
 """
 
@@ -45,6 +51,13 @@ MAX_INVITE = 400
 _ALPHABET = re.compile(r"[a-z2-7]*")
 
 
+TABLE_INVITE, EVENT_INVITE = "table", "event"
+"""What an invite opens: a table (``moska join``) or a club event (``moska tournament
+enter``)."""
+
+_TAKES = {TABLE_INVITE: "moska join INVITE", EVENT_INVITE: "moska tournament enter INVITE"}
+
+
 class InviteError(ValueError):
     """An invite that cannot be used; the message names what is wrong, in one line."""
 
@@ -61,8 +74,11 @@ class Invite:
     direct: tuple[Address, ...] = ()
     relay: Address | None = None
     secret: bytes = b""
+    kind: str = TABLE_INVITE
 
     def __post_init__(self) -> None:
+        if self.kind not in _TAKES:
+            raise ValueError(f"an invite is of a table or an event, not {self.kind!r}")
         if len(self.host_key) != PUBLIC_KEY_SIZE or len(self.table) != ROOM_SIZE:
             raise ValueError("an invite's key is 32 bytes and its table 16")
         if not self.direct and self.relay is None:
@@ -85,10 +101,10 @@ class Invite:
     def __str__(self) -> str:
         relay = list(self.relay) if self.relay is not None else None
         direct = [list(a) for a in self.direct]
-        body = msgpack.packb(
-            [VERSION, self.host_key, self.table, direct, relay, self.secret],
-            use_bin_type=True,
-        )
+        items: list[object] = [VERSION, self.host_key, self.table, direct, relay, self.secret]
+        if self.kind == EVENT_INVITE:
+            items.append(EVENT_INVITE)
+        body = msgpack.packb(items, use_bin_type=True)
         data = body + hashlib.sha256(body).digest()[:CHECKSUM_SIZE]
         return PREFIX + base64.b32encode(data).decode("ascii").rstrip("=").lower()
 
@@ -98,9 +114,10 @@ def looks_like_invite(text: str) -> bool:
     return text.strip().lower().startswith(PREFIX)
 
 
-def parse_invite(text: str) -> Invite:
-    """The invite ``text`` (spaces and line breaks anywhere are ignored, any case);
-    :class:`InviteError` naming what is wrong."""
+def parse_invite(text: str, kind: str = TABLE_INVITE) -> Invite:
+    """The invite ``text`` (spaces and line breaks anywhere are ignored, any case) of a
+    ``kind`` (a table's, or an event's); :class:`InviteError` naming what is wrong (an
+    invite of the other kind: which command takes it)."""
     compact = re.sub(r"\s+", "", text).lower()
     if not compact.startswith(PREFIX):
         shown = compact[:12] + ("..." if len(compact) > 12 else "")
@@ -140,7 +157,14 @@ def parse_invite(text: str) -> Invite:
             "the invite's checksum does not match: a character was mistyped, lost or added"
             " (copy the whole invite again)"
         )
-    return _fields(body)
+    invite = _fields(body)
+    if invite.kind != kind:
+        raise InviteError(
+            f"this is the invite of {'an event' if invite.kind == EVENT_INVITE else 'a table'},"
+            f" not of {'an event' if kind == EVENT_INVITE else 'a table'}: use it with"
+            f" {_TAKES[invite.kind]}"
+        )
+    return invite
 
 
 def _fields(body: bytes) -> Invite:
@@ -155,6 +179,10 @@ def _fields(body: bytes) -> Invite:
             f"an invite of version {obj[0]}, and this moska reads version {VERSION}:"
             " host and joiner need the same moska version"
         )
+    kind = TABLE_INVITE
+    if len(obj) == 7 and obj[6] == EVENT_INVITE:
+        kind = EVENT_INVITE
+        obj = obj[:6]
     if len(obj) != 6:
         raise InviteError("the invite has the wrong number of fields")
     _, key, table, direct, relay, secret = obj
@@ -172,7 +200,7 @@ def _fields(body: bytes) -> Invite:
         raise InviteError("the invite names neither an address nor a relay")
     if not isinstance(secret, bytes) or len(secret) not in (0, SECRET_SIZE):
         raise InviteError("the invite's room secret is not 16 bytes")
-    return Invite(key, table, addresses, via, secret)
+    return Invite(key, table, addresses, via, secret, kind)
 
 
 def _address(value: object, what: str) -> Address:

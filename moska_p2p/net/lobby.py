@@ -472,7 +472,7 @@ class Lobby:
         if not self.o.listen:
             return
         if self.o.bind in ("0.0.0.0", "", "::"):
-            lan = _lan_address()
+            lan = lan_address()
             if lan:
                 where = host_port(lan, self.net.port)
                 self.o.echo(f"join from the network with: moska join {where}")
@@ -485,7 +485,7 @@ class Lobby:
         if not self.o.listen:
             return ()
         if self.o.bind in ("0.0.0.0", "", "::"):
-            return ((_lan_address() or "127.0.0.1", self.net.port),)
+            return ((lan_address() or "127.0.0.1", self.net.port),)
         return ((self.o.bind, self.net.port),)
 
 
@@ -542,7 +542,7 @@ def _check_expected(key: bytes, expect: bytes | str | None) -> None:
         )
 
 
-def _lan_address() -> str:
+def lan_address() -> str:
     """This machine's address on the local network, as a joiner would dial it (a UDP
     "connect" picks the outgoing interface without sending anything)."""
     import socket

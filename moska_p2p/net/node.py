@@ -259,9 +259,12 @@ class Node:
         config: TableConfig,
         port: int,
         *,
+        room: bytes | None = None,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> Outcome:
-        """Open a table on ``port`` (0: any free port), wait for it to fill, play it out."""
+        """Open a table on ``port`` (0: any free port), wait for it to fill, play it out.
+        ``room``: the table's room pass at the relay (a fresh one when None), for a caller
+        that hands the invite out itself (a club event's table)."""
         listeners = await self._listen(port) if self.o.listen else []
         if listeners is None:
             return self._result()
@@ -270,11 +273,11 @@ class Node:
         task_status.started(self.port)
 
         async def body() -> None:
-            room = bytes(RoomPass.new(lobby_id(config), self.me))
-            if not await self._start_relay(room):
+            table_room = room or bytes(RoomPass.new(lobby_id(config), self.me))
+            if not await self._start_relay(table_room):
                 return
             relay = self._relay_address
-            invite = Invite.of(room, self.lobby.direct_addresses(), relay)
+            invite = Invite.of(table_room, self.lobby.direct_addresses(), relay)
             self.o.echo(f"invite (moska join INVITE): {invite}")
             with self.lobby.scope, trio.move_on_after(self.o.lobby_wait):
                 async with trio.open_nursery() as waiting:

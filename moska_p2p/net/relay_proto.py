@@ -373,6 +373,25 @@ class Caps:
     token: str = ""  # a club's private relay: only holders of the token open rooms
 
 
+def club_caps(
+    per_network: int, room_size: int, connections: int = 4096, rooms: int = 1024, token: str = ""
+) -> Caps:
+    """A relay's caps with ``per_network`` connections and keys of a room from one source
+    network, and ``room_size`` keys in a room: the defaults (8 and 16) are a public relay's,
+    where each network is one stranger; a club behind one address, or a club event's room of
+    every entrant, needs more (:class:`Caps` has what each bounds)."""
+    return Caps(
+        connections=connections,
+        connections_per_address=per_network,
+        pending_per_address=max(4, per_network // 2),
+        rooms=rooms,
+        rooms_per_address=max(2, per_network // 4),
+        members=room_size,
+        members_per_address=min(per_network, room_size),
+        token=token,
+    )
+
+
 class Bucket:
     """A token bucket: ``rate`` per second, at most ``burst``; :meth:`take` says how long to
     wait before the amount taken is earned (0: now)."""

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import suppress
+from functools import partial
 from pathlib import Path
 
 import msgpack
@@ -328,6 +329,54 @@ async def test_an_entrant_refuses_a_director_other_than_the_announced_one(
                     await trio.sleep(0.05)
             nursery.cancel_scope.cancel()
     assert list(director.role.entrants) == [entrant_id.public_bytes]  # the pinned one enters
+
+
+@pytest.mark.trio
+async def test_an_entrant_refuses_a_replayed_announcement_whose_director_cannot_prove_its_key(
+    tmp_path: Path,
+) -> None:
+    """Mallory replays Alice's genuine announcement from her own address and answers as
+    Alice (her key, her event's settings and nonce, all public): she cannot sign the
+    entrant's challenge with Alice's key, and the entrant enters nothing."""
+    from moska_p2p.net.wire import FrameStream, prefixed
+    from moska_p2p.protocol.frames import pack
+
+    heard: list[object] = []
+
+    async def impostor(stream: trio.SocketStream) -> None:
+        frames = FrameStream(stream)
+        await stream.send_all(prefixed(pack(["event", SPEC.to_wire(), ALICE.public_bytes, NONCE])))
+        body = await frames.receive()
+        heard.append(None if body is None else msgpack.unpackb(body)[0])
+        await stream.send_all(prefixed(pack(["proof", MALLORY.sign("x", bytes(8))])))
+        with trio.move_on_after(2):
+            while (body := await frames.receive()) is not None:
+                heard.append(msgpack.unpackb(body)[0])
+
+    said: list[str] = []
+
+    def no_player() -> NodePlayer:
+        raise AssertionError("no table is played here")
+
+    seat = Seat(Identity.from_seed(bytes([9]) * 32), "bob", no_player, LOOPBACK, echo=said.append)
+    (tmp_path / "bob").mkdir()
+    pin = Pin.of(parse_event_announcement(_datagram(), LOOPBACK))  # Alice's, genuine
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(partial(trio.serve_tcp, impostor, 0, host=LOOPBACK))
+            port = listeners[0].socket.getsockname()[1]
+            options = EntrantOptions(
+                seat, BOT, tmp_path / "bob", LOOPBACK, port, echo=said.append,
+                connect_wait=5.0, pin=pin,
+            )  # fmt: skip
+            code = await EntrantNode(options).run()
+            nursery.cancel_scope.cancel()
+    assert code == 1
+    assert heard[0] == "prove" and "enter" not in heard, heard
+    assert any(
+        f"did not prove it holds the key {ALICE.fingerprint} the announcement names" in line
+        for line in said
+    ), said
 
 
 # ------------------------------------------------------------------------ the command line
