@@ -494,13 +494,12 @@ def _enter(
         except (BotLoadError, ValueError) as error:
             raise fail(str(error)) from None
     found: FoundEvent | None = None
-    if address is None:  # an event found on the LAN, its director's key pinned
+    if address is None and folder is not None and (rejoin := _entered_event(folder)):
+        found = find_own_event(folder, *rejoin, wait)  # back after a crash: its event
+        address = found.endpoint
+    elif address is None:  # an event found on the LAN, its director's key pinned
         found = find_event(choice or EventChoice(), automatic=spec is not None)
         address = found.endpoint
-        typer.echo(
-            f"entering the event at {address} (after a crash, come back with its address:"
-            f" moska tournament enter {address} and the same --folder)"
-        )
     elif choice is not None and (choice.expect is not None or choice.event is not None):
         raise fail("--event and --expect choose among the events on the LAN: no HOST:PORT")
     invite = _event_invite(address, listen) if looks_like_invite(address) else None
@@ -532,6 +531,11 @@ def _enter(
 
     where = folder or _default_folder("enter", seat_name)
     where.mkdir(parents=True, exist_ok=True)
+    if found is not None:
+        typer.echo(
+            f"entering the event at {address} (after a crash the same command with"
+            f" --folder {where} finds it again, wherever its director listens then)"
+        )
     seat = Seat(
         me, seat_name, player, bind, echo=(lambda _: None) if quiet else print, listen=listen
     )
@@ -572,6 +576,57 @@ class EventChoice:
     look: float = 3.0
     expect: str | None = None
     event: str | None = None
+
+
+def _entered_event(folder: Path) -> tuple[bytes, set[bytes]] | None:
+    """(the event's id, the keys that may direct it) of the event ``folder`` holds once its
+    entry closed: what an entrant started again with no address looks for on the LAN."""
+    from ..event.folder import FolderError, is_event_folder, load
+    from ..tournament import TournamentError
+    from ..tournament.record import follow
+
+    if not is_event_folder(folder):
+        return None
+    try:
+        event, record = load(folder)
+        state = follow(record)
+    except (FolderError, TournamentError) as error:
+        raise fail(f"{folder}: {error}") from None
+    if state.entry is None:
+        return None
+    keys = {state.entry.director}
+    if state.successor is not None:
+        keys.add(state.successor)
+    return event, keys
+
+
+def find_own_event(folder: Path, event: bytes, keys: set[bytes], wait: float) -> FoundEvent:
+    """Where the event of ``folder`` runs now, by its director's (or successor's) beacon:
+    an entrant that crashed comes back with the same command, address or none."""
+    import trio
+
+    from ..event.lan import find_running_event
+    from ..net.discovery import DiscoveryError
+    from .net import discovery_settings
+
+    typer.echo(f"{folder} holds an event: looking for it on the LAN for up to {wait:g} s...")
+    try:
+        found = trio.run(find_running_event, wait, event, keys, discovery_settings())
+    except DiscoveryError as error:
+        raise fail(f"{error}; come back with the director's address: moska tournament"
+                   f" enter HOST:PORT --folder {folder}", EXIT_FAILED) from None  # fmt: skip
+    except KeyboardInterrupt:
+        typer.echo("interrupted")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    if found is None:
+        raise fail(
+            f"the event of {folder} was not heard on the LAN in {wait:g} s (its director"
+            f" stopped, or is not on this LAN): come back with its address, moska tournament"
+            f" enter HOST:PORT --folder {folder}",
+            EXIT_FAILED,
+        )
+    typer.echo(f"found it at {found.endpoint}, directed by {found.fingerprint}")
+    return found
 
 
 def find_event(choice: EventChoice, *, automatic: bool) -> FoundEvent:

@@ -205,7 +205,7 @@ class DirectorNode:
             for listener in listeners:
                 nursery.start_soon(trio.serve_listeners, self._serve, [listener])
             nursery.start_soon(self._ticker)
-            if self.o.announce and follow(self.record).entry is None:
+            if self.o.announce and not follow(self.record).finished():
                 nursery.start_soon(self._beacon, port)
             await self.done.wait()
             await trio.sleep(1.0)  # the last statements reach everyone
@@ -213,14 +213,19 @@ class DirectorNode:
         return 0
 
     async def _beacon(self, port: int) -> None:
-        """Announce the event on the LAN until its entry is full; a failure only costs the
-        announcement, never the event."""
+        """Announce the event on the LAN while it runs: open while its entry takes
+        entrants, then marked closed, so that an entrant started again with no address
+        finds its event (here, or wherever a resumed director listens now); a failure only
+        costs the announcement, never the event."""
         from ..net.discovery import DiscoveryError
         from .lan import EntryStatus, announce_event
 
         def status() -> EntryStatus:
             entered = len(self.role.entrants)
-            return EntryStatus(entered, entered < self.o.entrants)
+            closed = follow(self.record).entry is not None
+            return EntryStatus(
+                entered, not closed and entered < self.o.entrants, not self.done.is_set()
+            )
 
         try:
             await announce_event(

@@ -201,6 +201,27 @@ def open_events(heard: Newest[FoundEvent]) -> list[FoundEvent]:
     return sorted(found, key=lambda e: (e.name.lower(), e.address, e.port))
 
 
+def running_event(heard: Newest[FoundEvent], event: bytes, keys: set[bytes]) -> FoundEvent | None:
+    """The newest announcement of the event ``event`` (its id) by one of ``keys`` (its
+    director, or a successor), open or not: where an entrant of it, started again with no
+    address, finds it now."""
+    tag = event_tag(event)
+    found = [e for e in heard.latest.values() if e.event == tag and e.key in keys]
+    return max(found, key=lambda e: e.seq, default=None)
+
+
+async def find_running_event(
+    wait: float, event: bytes, keys: set[bytes], settings: Settings | None = None
+) -> FoundEvent | None:
+    """Listen up to ``wait`` seconds for the event ``event`` announced by one of ``keys``
+    (:func:`running_event`); None when it is not heard."""
+    heard = event_collector()
+    await listen_for_beacons(
+        wait, settings, heard.feed, lambda: running_event(heard, event, keys) is not None
+    )
+    return running_event(heard, event, keys)
+
+
 @dataclass
 class FoundEvents:
     """What a listener heard: the open events and how many datagrams it ignored (tables'
@@ -232,6 +253,7 @@ class EntryStatus:
 
     entered: int
     open: bool  # the entry still takes entrants
+    running: bool = False  # the event goes on after its entry closed (announced as closed)
 
 
 async def announce_event(
@@ -247,19 +269,24 @@ async def announce_event(
     interval: float = BEACON_INTERVAL,
     ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Announce an event every ``interval`` seconds until ``status()`` says its entry is
-    closed or this task is cancelled; either way a last announcement marked closed goes
-    out."""
+    """Announce an event every ``interval`` seconds while ``status()`` says its entry is
+    open, or the event still runs (then marked closed: it takes nobody new, but an entrant
+    that crashed finds where it is, :func:`running_event`), until this task is cancelled;
+    either way a last announcement marked closed goes out."""
 
-    def datagram(seq: int, is_open: bool) -> bytes:
-        entered = status().entered
+    def datagram(seq: int, announcing: bool) -> bytes:
+        now = status()
         return event_announcement(
-            identity, spec, event, port=port, wanted=wanted, entered=entered, seq=seq,
-            open=is_open,
+            identity, spec, event, port=port, wanted=wanted, entered=now.entered, seq=seq,
+            open=announcing and now.open,
         )  # fmt: skip
 
+    def announcing() -> bool:
+        now = status()
+        return now.open or now.running
+
     await send_beacon(
-        datagram, lambda: status().open, what="the event", bind=bind, settings=settings,
+        datagram, announcing, what="the event", bind=bind, settings=settings,
         interval=interval, ready=ready,
     )  # fmt: skip
 

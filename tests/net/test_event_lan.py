@@ -40,6 +40,7 @@ from moska_p2p.event.lan import (
     event_collector,
     event_tag,
     find_events,
+    find_running_event,
     open_events,
     parse_event_announcement,
     pin_refusal,
@@ -254,6 +255,43 @@ async def test_an_announced_event_is_found_and_its_beacon_stops_when_the_entry_i
                 await trio.sleep(0.3)
                 state = EntryStatus(6, False)  # full: one closed announcement, then no more
     assert heard[0] >= 2 and heard[1] == 0, heard  # the beacon ended on its own
+
+
+@pytest.mark.trio
+async def test_a_running_event_is_announced_closed_and_found_only_by_its_own_entrants(
+    lan: Settings,
+) -> None:
+    """After the entry closes the director keeps announcing the event, marked closed: no
+    newcomer is offered it, but an entrant started again with no address finds where it
+    runs, by the event's id and its director's key (another key's beacon of the same event
+    is not taken); when the event ends the beacon stops."""
+    state = EntryStatus(6, False, running=True)
+    forged = _datagram(identity=MALLORY, port=6666, event=EVENT, seq=99, is_open=False)
+
+    async def forging() -> None:  # Mallory's beacon of Alice's event, newer by its seq
+        for _ in range(40):
+            send_datagrams(lan, forged)
+            await trio.sleep(0.05)
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                lambda: announce_event(
+                    ALICE, SPEC, EVENT, port=7777, wanted=6, status=lambda: state,
+                    bind=LOOPBACK, settings=lan, interval=0.1,
+                )
+            )  # fmt: skip
+            nursery.start_soon(forging)
+            newcomers = await find_events(1.0, lan)
+            assert newcomers.events == [] and newcomers.received > 0
+            found = await find_running_event(5.0, EVENT, {ALICE.public_bytes}, lan)
+            assert found is not None and (found.key, found.port) == (ALICE.public_bytes, 7777)
+            assert not found.open
+            other = event_id(SPEC, ALICE.public_bytes, bytes(32))
+            assert await find_running_event(0.5, other, {ALICE.public_bytes}, lan) is None
+            state = EntryStatus(6, False, running=False)  # the event is over
+            await trio.sleep(0.3)
+            assert await find_running_event(0.5, EVENT, {ALICE.public_bytes}, lan) is None
 
 
 @pytest.mark.trio
@@ -495,6 +533,44 @@ def test_bots_enter_an_event_found_on_the_lan_and_every_folder_verifies(
     # the entry is full: the event is no longer announced
     after = CliRunner().invoke(moska_app, _entering(tmp_path / "late"))
     assert after.exit_code == 2 and "no open event found" in after.output, after.output
+
+
+def test_an_entrant_found_on_the_lan_comes_back_with_the_same_command_after_a_crash(
+    lan: Settings, tmp_path: Path, peers: list[Peer]
+) -> None:
+    """An entrant that entered with no address is killed at its first table and started
+    again with the same command: its folder holds the event, so it looks for that event's
+    beacon (announced closed now, the entry full), reaches the director again, goes back to
+    its table, and the event ends with every folder verifying one board."""
+    director = Peer(
+        "director",
+        ["tournament", "direct", "--preset", "durak", "--seats", "3", "--rounds", "2",
+         "--games", "1", "--entrants", "3", "--bind", LOOPBACK, "--name", "crash club",
+         "--folder", str(tmp_path / "director"), "--identity", str(tmp_path / "d.pem")],
+        tmp_path,
+    )  # fmt: skip
+    peers.append(director)
+    port = director.wait_for(OPEN_LINE, 60).group(1)
+    for n in range(3):
+        entering = ["tournament", "enter", "--bot", "greedy", "--name", f"bot{n}", "--look", "5",
+                    "--identity", str(tmp_path / f"bot{n}.pem"),
+                    "--folder", str(tmp_path / f"bot{n}"), "--bind", LOOPBACK]  # fmt: skip
+        peers.append(Peer(f"bot{n}", entering, tmp_path))
+    crashed = peers[1]
+    crashed.wait_for("round 1: table 1", 120)
+    crashed.kill()
+    crashed.start()  # the same command: no address, the same --folder
+    crashed.wait_for(f"found it at 127.0.0.1:{port}", 60)
+    end = time.monotonic() + 300
+    for peer in peers:
+        assert peer.finish(max(1.0, end - time.monotonic())) == 0, peer.out + peer.err
+    assert "holds an event: looking for it on the LAN" in crashed.out
+    boards = set()
+    for folder in ["director", "bot0", "bot1", "bot2"]:
+        report = verify_event(tmp_path / folder)
+        assert report.status == "valid", (folder, report.fault)
+        boards.add(digest(report.rows or []))
+    assert len(boards) == 1
 
 
 def test_an_announcement_forged_for_a_real_director_is_refused(
