@@ -17,6 +17,7 @@ from typing import Any
 import msgpack
 
 from moska_p2p.engine import MoveSyntaxError, parse_move
+from moska_p2p.event import lan
 from moska_p2p.net import discovery, wire
 from moska_p2p.protocol import messages as m
 from moska_p2p.protocol.config import ConfigError, TableConfig
@@ -240,19 +241,38 @@ class DecoderInputs:
             sig = signature if rng.random() < 0.05 else signer.sign(BEACON, new)
             body = msgpack.packb([BEACON, new, sig], use_bin_type=True)
             data = len(body).to_bytes(LENGTH_SIZE, "big") + body
-        try:
+        outcome = "FrameError"
+        try:  # a table's announcement...
             found = discovery.parse_announcement(data, "192.0.2.1")
         except FrameError:
-            return "FrameError", [data]
+            pass
         except Exception as error:
             raise _Foreign(error, [data], "parse_announcement") from None
-        try:
-            found.describe()
-            _ = found.joinable, found.endpoint, found.fingerprint
-            discovery.Collector().feed(data, "192.0.2.1")
+        else:
+            try:
+                found.describe()
+                _ = found.joinable, found.endpoint, found.fingerprint
+                discovery.Collector().feed(data, "192.0.2.1")
+            except Exception as error:
+                raise _Foreign(error, [data], "after parse_announcement") from None
+            outcome = "verified"
+        try:  # ... or an event's: the same datagram, another format
+            event = lan.parse_event_announcement(data, "192.0.2.1")
+        except FrameError:
+            pass
         except Exception as error:
-            raise _Foreign(error, [data], "after parse_announcement") from None
-        return "verified", [data]
+            raise _Foreign(error, [data], "parse_event_announcement") from None
+        else:
+            try:
+                event.describe()
+                _ = event.enterable, event.endpoint, event.fingerprint
+                heard = lan.event_collector()
+                heard.feed(data, "192.0.2.1")
+                lan.open_events(heard)
+            except Exception as error:
+                raise _Foreign(error, [data], "after parse_event_announcement") from None
+            outcome = "verified event"
+        return outcome, [data]
 
     def _decode_move_text(
         self, rng: random.Random, ctx: Context, mutator: Mutator

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from moska_p2p.crypto.identity import Identity
+from moska_p2p.event import lan
 from moska_p2p.net import discovery, wire
 from moska_p2p.protocol import messages as m
 from moska_p2p.protocol import verdict as v
 from moska_p2p.protocol.config import lobby_id, table_id
 from moska_p2p.protocol.session import WINDOW, PeerSession
+from moska_p2p.tournament import EventSpec, event_id
 from scripts.lib.fuzz.decoders import DecoderInputs
 from scripts.lib.fuzz.frames import Mutator
 from scripts.lib.fuzz.games import (
@@ -150,6 +152,21 @@ class Fuzzer(DecoderInputs):
             self.announcements.append(
                 discovery.announcement(
                     host, config, name="alice", port=7000, seats=seats, seq=seq, open=is_open
+                )
+            )
+        spec = EventSpec("club evening", "moska", 4, 3, 1, 4, 1)
+        event = event_id(spec, host.public_bytes, bytes(32))
+        for seq, (entered, is_open) in enumerate([(3, True), (12, False)]):
+            self.announcements.append(
+                lan.event_announcement(
+                    host,
+                    spec,
+                    event,
+                    port=7001,
+                    wanted=12,
+                    entered=entered,
+                    seq=seq,
+                    open=is_open,
                 )
             )
 
