@@ -605,7 +605,7 @@ def find_own_event(folder: Path, event: bytes, keys: set[bytes], wait: float) ->
     an entrant that crashed comes back with the same command, address or none."""
     import trio
 
-    from ..event.lan import find_running_event
+    from ..event import find_running_event
     from ..net.discovery import DiscoveryError
     from .net import discovery_settings
 

@@ -21,7 +21,7 @@ from .folder import (
     take_over,
     verify_event,
 )
-from .lan import FoundEvent, Pin, find_events
+from .lan import FoundEvent, Pin, find_events, find_running_event
 from .results import board_state, event_results, game_transcripts, write_report
 from .tables import Seat
 
@@ -41,6 +41,7 @@ __all__ = [
     "board_state",
     "event_results",
     "find_events",
+    "find_running_event",
     "game_transcripts",
     "is_event_folder",
     "load",
