@@ -210,7 +210,15 @@ def _games_of(
         if check.fault is not None or check.tally is None:
             raise TournamentError(f"{where}: {check.fault}")
         return tuple(check.tally.games)
-    return tuple(game_of(t.report) for t in checked[:1])
+    return counted_games(checked[0].report)
+
+
+def counted_games(report: Report) -> tuple[GameRecord, ...]:
+    """What a single game's transcript counts for its table: its game, once the game had
+    its seats (one stopped before, at the table's start, counts none). The one rule both
+    of a member's signed result (:func:`~.tables.result_of`) and of the folder's check of
+    it, so that the two cannot disagree."""
+    return (game_of(report),) if report.valid and report.seats else ()
 
 
 def game_of(report: Report) -> GameRecord:

@@ -28,7 +28,7 @@ from ..protocol.transcript import verify_transcript
 from ..tournament import EntryList, Statement, TournamentError
 from ..tournament.record import expected_table_id, table_result, table_settings
 from ..tournament.service import TableToPlay
-from .folder import game_of, table_folder
+from .folder import counted_games, table_folder
 
 log = logging.getLogger(__name__)
 
@@ -203,8 +203,9 @@ def result_of(seat: Seat, folder: Path, table: TableToPlay, entry: EntryList) ->
             frames = [r.frame for r in mine if r.common() == own[0].common()]
     elif base.exists():
         report = verify_transcript(base)
-        if report.valid and report.seats:
-            seats, games = report.seats, (game_of(report),)
+        games = counted_games(report)
+        if games:
+            seats = report.seats
     return table_result(
         seat.identity,
         entry.event,

@@ -185,6 +185,14 @@ class Mesh:
         self.port = int(listeners[0].socket.getsockname()[1])
         return listeners
 
+    async def listen_again(self, port: int) -> None:
+        """Listen on ``port`` too, served beside our first port, and make it ours: the port
+        an earlier run of this seat joined the table from, which the roster lists (OSError
+        when this machine cannot listen there now)."""
+        assert self.nursery is not None, "the node serves its port while it runs"
+        listeners = await self.listen(port)
+        self.nursery.start_soon(self.serve, listeners)
+
     def shed_strangers(self) -> None:
         """The table is done: strangers are of no use now, and their descriptors may be
         needed to check the transcript."""

@@ -71,6 +71,8 @@ class LobbyNet(Protocol):
 
     async def serve_link(self, key: bytes, fs: FrameStream) -> None: ...
 
+    async def listen_again(self, port: int) -> None: ...
+
 
 class LobbyGame(Protocol):
     """What the lobby uses of the game runner: the game, once the table is full."""
@@ -192,6 +194,7 @@ class Lobby:
                 start = await fs.receive_net(START)
             try:
                 roster = self.check_start(start, hi.key, config)
+                await self._listen_as_listed(roster, self._my_host(fs.stream))
             except HandshakeError as error:
                 await self._refuse_start(fs, str(error))
                 raise
@@ -234,11 +237,35 @@ class Lobby:
         self, start: NetMessage, host_key: bytes, config: TableConfig
     ) -> tuple[Entry, ...]:
         roster = check_roster(start, host_key, config)
-        mine = [e for e in roster if e.key == self.me]
-        if not mine or mine[0].port != self.net.port:
-            raise HandshakeError("the roster does not list this peer as it joined")
+        if not any(e.key == self.me for e in roster):
+            raise HandshakeError("the roster does not list this peer")
         self._trust(host_key, roster)
         return roster
+
+    async def _listen_as_listed(self, roster: Sequence[Entry], here: str) -> None:
+        """Where the roster lists this peer is where the others dial it. Another port than
+        ours is one an earlier run of this seat joined from (the entry bears this key's
+        signature: :func:`check_roster`): that run was stopped after the table filled and
+        before its start arrived (the host sends a joiner that lost the start the same
+        start again), so it signed nothing of the game (a game is saved before its first
+        frame, and a saved game is resumed, not joined). Listening on that port again lets
+        the table play; an address that is not ours, or a port taken now, refuses it."""
+        (mine,) = [e for e in roster if e.key == self.me]
+        if mine.port == self.net.port:
+            return
+        if not self.o.listen or mine.host != here:
+            raise HandshakeError("the roster does not list this peer as it joined")
+        try:
+            await self.net.listen_again(mine.port)
+        except OSError as error:
+            raise HandshakeError(
+                "the table started with an earlier run of this seat, which listened on port"
+                f" {mine.port}, and this machine cannot listen there now ({reason_of(error)})"
+            ) from None
+        self.o.echo(
+            f"the table had started with an earlier run of this seat: listening on port"
+            f" {mine.port} again, where the others look for it"
+        )
 
     def _known(self) -> KnownPeers | None:
         path = self.o.known_peers

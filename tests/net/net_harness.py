@@ -165,35 +165,37 @@ class Table:
 
     def start(self) -> None:
         """Start the host, wait for its port, start the joiners."""
-        folder, preset, players, timeout, pace = (
-            self.folder,
-            self.preset,
-            self.players,
-            self.timeout,
-            self.pace,
-        )
-        host_bot, join_bot = self.host_bot, self.join_bot
-        common = ["--bind", "127.0.0.1", "-q"]
-        if pace:
-            common += ["--pace", str(pace)]
+        self.start_host()
+        for i in range(1, self.players):
+            self.start_joiner(i)
+
+    def _common(self) -> list[str]:
+        return ["--bind", "127.0.0.1", "-q", *(["--pace", str(self.pace)] if self.pace else [])]
+
+    def start_host(self) -> Peer:
+        """Start the host and wait for its port."""
         host_args = [
-            "host", "--preset", preset, "--players", str(players), "--port", "0",
-            "--bot", host_bot, "--identity", str(self.identities[0]),
-            "--transcript", str(self.transcripts[0]), "--wait", "30", *common,
+            "host", "--preset", self.preset, "--players", str(self.players), "--port", "0",
+            "--bot", self.host_bot, "--identity", str(self.identities[0]),
+            "--transcript", str(self.transcripts[0]), "--wait", "30", *self._common(),
         ]  # fmt: skip
-        if timeout is not None:
-            host_args += ["--timeout", str(timeout)]
+        if self.timeout is not None:
+            host_args += ["--timeout", str(self.timeout)]
         host_args += self.host_args
-        self.peers.append(Peer("p0", host_args, folder, self.host_preexec))
+        self.peers.append(Peer("p0", host_args, self.folder, self.host_preexec))
         self.port = int(self.peers[0].wait_for(JOIN_LINE).group(1))
-        for i in range(1, players):
-            args = [
-                "join", f"127.0.0.1:{self.entrance(i, self.port)}", "--bot", join_bot,
-                "--seed", str(i),
-                "--identity", str(self.identities[i]), "--transcript", str(self.transcripts[i]),
-                "--wait", "30", "--timeout", "5", *common,
-            ]  # fmt: skip
-            self.peers.append(Peer(f"p{i}", args, folder))
+        return self.peers[0]
+
+    def start_joiner(self, i: int) -> Peer:
+        """Start joiner ``i`` (peers join in the order they are started)."""
+        args = [
+            "join", f"127.0.0.1:{self.entrance(i, self.port)}", "--bot", self.join_bot,
+            "--seed", str(i),
+            "--identity", str(self.identities[i]), "--transcript", str(self.transcripts[i]),
+            "--wait", "30", "--timeout", "5", *self._common(),
+        ]  # fmt: skip
+        self.peers.append(Peer(f"p{i}", args, self.folder))
+        return self.peers[-1]
 
     def finish(self, timeout: float) -> list[int]:
         deadline = time.monotonic() + timeout

@@ -13,6 +13,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from net_harness import LISTEN_LINE, Table, assert_abandoned, mid_game
@@ -88,6 +89,32 @@ def test_a_peer_killed_and_restarted_within_the_timeout_resumes(
     resumed = re.search(r"resumed the game saved in .*: (\d+) moves so far", peer.out)
     assert resumed and int(resumed.group(1)) > 0, peer.out
     _assert_one_verified_game(table)
+
+
+def test_a_joiner_stopped_after_the_table_filled_and_run_again_takes_its_seat(
+    tmp_path: Path,
+) -> None:
+    """A joiner that stops (kill -9) after the host sealed the roster with it and before
+    the start reached it has no saved game: run again, it joins anew, gets the same start
+    (the roster lists the port its earlier run listened on), listens there again and plays.
+    It was frozen (SIGSTOP) while the table filled, so that the host seated it for sure."""
+    table = Table(tmp_path, "durak", 3, timeout=10)
+    try:
+        table.start_host()
+        first = table.start_joiner(1)
+        port = first.wait_for(LISTEN_LINE, 30).group(1)
+        first.kill(signal.SIGSTOP)
+        table.start_joiner(2)
+        table.peers[0].wait_for("all 3 players are here", 30)
+        first.kill()
+        first.start()  # the very same command
+        codes = table.finish(90)
+        assert codes == [0, 0, 0], table.output()
+        assert f"listening on port {port} again, where the others look for it" in first.out
+        assert "resumed" not in first.out
+        _assert_one_verified_game(table)
+    finally:
+        table.kill_all()
 
 
 def _closed_by_peer(sock: socket.socket, limit: float = 5.0) -> bool:

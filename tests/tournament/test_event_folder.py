@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from club_harness import Club
 
-from moska_p2p.event.folder import EVENT_FILE, load, save, verify_event
+from moska_p2p.bots.loader import load_bot
+from moska_p2p.crypto.identity import Identity
+from moska_p2p.event.folder import EVENT_FILE, counted_games, load, save, verify_event
+from moska_p2p.protocol.config import TableConfig
 from moska_p2p.protocol.frames import pack
+from moska_p2p.protocol.simulate import Network, make_peers, save_transcripts
+from moska_p2p.protocol.transcript import verify_transcript
+from moska_p2p.table.simulate import run_game
 from moska_p2p.tournament import Row, TournamentError
 from moska_p2p.tournament.record import RESULTS, acknowledge_closure, close, follow, publish
 from moska_p2p.tournament.signed import RESULT, STANDINGS, sign
@@ -120,3 +127,38 @@ def test_moska_verify_on_an_event_folder_says_so_by_its_exit_code(tmp_path: Path
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / EVENT_FILE).write_bytes(b"not an event")
     assert CliRunner().invoke(app, ["verify", str(tmp_path / "junk")]).exit_code == 4
+
+
+def _transcripts(tmp_path: Path, *, third_starts: bool) -> list[Path]:
+    """The transcripts of two peers of a durak table of three whose third peer starts or
+    never does (then the two stop at the table's start, with no seats known)."""
+    config = TableConfig("durak", 3, bytes([5]) * 32, {}, 5.0)
+    net = Network(make_peers(config, [Identity.from_seed(bytes([i + 1]) * 32) for i in range(3)],
+                             seed=5))  # fmt: skip
+    if third_starts:
+        run_game(net, [load_bot("greedy", seed=i) for i in range(3)], budget=None)
+    else:
+        for at in (0.0, 10.0, 20.0, 40.0, 80.0):
+            for index in (0, 1):
+                session = net.sessions[index]
+                net.handle(index, session.start(at) if at == 0.0 else session.tick(at))
+            net.deliver_all()
+    return save_transcripts(SimpleNamespace(sessions=net.sessions[:2]), tmp_path)
+
+
+def test_a_table_stopped_at_its_start_counts_no_game_and_a_played_one_its_game(
+    tmp_path: Path,
+) -> None:
+    """``counted_games``: what a member signs as its table's result and what the folder's
+    check expects of the member's transcript, one rule for both (they once differed on a
+    game stopped before its seats were known: a member signed no game, the check counted a
+    forfeit, and the member's own folder failed to verify)."""
+    for path in _transcripts(tmp_path / "stopped", third_starts=False):
+        report = verify_transcript(path)
+        assert report.valid and report.seats == () and report.verdict is not None
+        assert counted_games(report) == ()
+    played = [verify_transcript(p) for p in _transcripts(tmp_path / "played", third_starts=True)]
+    assert all(r.valid and r.verdict is None for r in played), [r.fault for r in played]
+    (game,) = counted_games(played[0])
+    assert counted_games(played[1]) == (game,)
+    assert game.losers == tuple(played[0].losers) and not game.forfeit
