@@ -5,6 +5,7 @@ vector generator's ``--check`` (the vectors it makes are the files in ``protocol
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +53,41 @@ def test_a_benchmark_script_runs(script: str) -> None:
         pytest.skip("the checkout has no history with the old bot (a shallow clone)")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip()
+
+
+def test_a_screen_stopped_between_chunks_goes_on_from_its_record(tmp_path: Path) -> None:
+    """``screen_search.py --chunk --json``: the record keeps each whole chunk; the same
+    command run again plays only the chunks missing (a record cut back to its first chunk
+    plays the second again, with the same deals: the same figures), and goes on to more
+    games; a record of other settings is refused, not overwritten."""
+    record = tmp_path / "screen.json"
+    command = [
+        sys.executable, str(SCRIPTS / "screen_search.py"),
+        # counted iterations, never cut by the clock: the same deals give the same games
+        *("--candidate", "ismcts:time=60,iterations=3,beliefs=1"),
+        *("--base", "ismcts:time=60,iterations=3"),
+        *("--presets", "durak", "--chunk", "4", "--json", str(record)),
+    ]  # fmt: skip
+
+    def run(*more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*command, *more], capture_output=True, text=True, timeout=180,
+                              stdin=subprocess.DEVNULL)  # fmt: skip
+
+    first = run("--games", "8")
+    assert first.returncode == 0, first.stderr[-2000:]
+    whole = json.loads(record.read_text())
+    assert [c["seed"] for c in whole["chunks"]] == [1, 1001]
+    cut = dict(whole, chunks=whole["chunks"][:1])
+    record.write_text(json.dumps(cut))
+    again = run("--games", "8")
+    assert again.returncode == 0 and "1 chunk(s) played already" in again.stdout, again.stdout
+    (row,), (before,) = json.loads(record.read_text())["rows"], whole["rows"]
+    assert (row["games"], row["losses"], row["ci95"]) == (8, before["losses"], before["ci95"])
+    more = run("--games", "12")
+    assert more.returncode == 0 and "2 chunk(s) played already" in more.stdout, more.stderr
+    assert json.loads(record.read_text())["rows"][0]["games"] == 12
+    other = run("--games", "8", "--seed", "2")
+    assert other.returncode != 0 and "holds another screen" in other.stderr
 
 
 COMPARE = SCRIPTS / "compare_with_base.py"
