@@ -29,6 +29,7 @@ __all__ = [
     "default_identity_path",
     "describe",
     "fingerprint_of",
+    "fingerprint_or_unknown",
     "is_acceptable_public_key",
     "load_or_create",
     "parse_fingerprint",
@@ -45,6 +46,7 @@ __all__ = [
 __getattr__ = LazyExports(__name__, {  # module: its names, imported on first use
     ".identity": ("Identity", "IdentityError", "PUBLIC_KEY_SIZE", "SIGNATURE_SIZE",
                   "check_key_directory", "default_identity_path", "fingerprint_of",
+                  "fingerprint_or_unknown",
                   "is_acceptable_public_key", "load_or_create", "parse_fingerprint", "verify",
                   "writable_by_others"),
     ".deck": ("DeckError", "DeckSecrets", "card_points", "check_key", "deck_context", "pass1",

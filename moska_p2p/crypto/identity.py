@@ -269,6 +269,12 @@ def fingerprint_of(public_bytes: bytes) -> str:
     return "-".join(digest[i : i + 4] for i in range(0, len(digest), 4))
 
 
+def fingerprint_or_unknown(key: object) -> str:
+    """The fingerprint of a key a stranger sent (any value off the wire), ``?`` when it is
+    not a key's 32 bytes: for a message that names who answered."""
+    return fingerprint_of(key) if isinstance(key, bytes) and len(key) == PUBLIC_KEY_SIZE else "?"
+
+
 def parse_fingerprint(text: str) -> str:
     """A fingerprint as a person may type it (any case, dashes, spaces or colons, or none),
     in the canonical form of :func:`fingerprint_of`; :class:`ValueError` unless it has all

@@ -31,7 +31,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..crypto.identity import PUBLIC_KEY_SIZE, Identity, fingerprint_of
+from ..crypto.identity import PUBLIC_KEY_SIZE, Identity, fingerprint_of, fingerprint_or_unknown
 from ..net import (
     BEACON_INTERVAL,
     TABLE_TAG,
@@ -311,9 +311,8 @@ def pin_refusal(pin: Pin | None, key: object, event: bytes) -> str | None:
     if pin is None:
         return None
     if key != pin.key:
-        shown = fingerprint_of(key) if isinstance(key, bytes) and len(key) == 32 else "?"
         return (
-            f"the director that answered is {shown}, not"
+            f"the director that answered is {fingerprint_or_unknown(key)}, not"
             f" {fingerprint_of(pin.key)}, which announced the event: not entered (an"
             " announcement replayed from another address?)"
         )

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import trio
 
-from ..crypto.identity import Identity, fingerprint_of, verify
+from ..crypto.identity import Identity, fingerprint_of, fingerprint_or_unknown, verify
 from ..net.invite import EVENT_INVITE, Invite, InviteError, parse_invite
 from ..net.lobby import lan_address
 from ..net.relay import RelayServer
@@ -74,9 +74,8 @@ def wrong_director(invite: Invite, key: object, event: bytes) -> str | None:
     """Why the director that answered is not the invite's (None: its key and event are):
     checked before its proof, whose absence :func:`unproved` names."""
     if key != invite.host_key:
-        shown = fingerprint_of(key) if isinstance(key, bytes) and len(key) == 32 else "?"
         return (
-            f"the director that answered is {shown}, and the invite names"
+            f"the director that answered is {fingerprint_or_unknown(key)}, and the invite names"
             f" {fingerprint_of(invite.host_key)}: another event, or someone passing for its"
             " director (refused)"
         )

@@ -19,6 +19,7 @@ outcome, invites, known peers, saved games, discovery, the relay, a spectator) a
 table's network seat (the port).
 """
 
+from ..protocol.frames import printable
 from .discovery import (
     BEACON_INTERVAL,
     TABLE_TAG,
@@ -62,7 +63,7 @@ from .port import GamePort, Player, TableWait, table_wait
 from .relay import RelayServer
 from .relay_client import RELAYED_HOST, RelayClient, VirtualStream
 from .relay_proto import ROOM_SIZE, SECRET_SIZE, Caps, RoomPass, club_caps
-from .state import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, NodeOptions, Outcome, printable
+from .state import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, NodeOptions, Outcome
 from .watch import Watcher, WatchOptions
 from .wire import FrameStream, prefixed
 

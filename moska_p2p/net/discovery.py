@@ -75,11 +75,11 @@ from ..protocol.frames import (
     Spec,
     check_fields,
     open_frame,
+    printable,
     require,
     signed_frame,
     unpack,
 )
-from .state import printable
 from .wire import MAX_NAME
 
 log = logging.getLogger("moska_p2p.net")

@@ -59,6 +59,7 @@ from ..crypto.identity import (
     writable_by_others,
 )
 from ..errors import Error
+from ..protocol.frames import printable
 
 FILE_NAME = "known_peers"
 ABORTED = "aborted"
@@ -89,7 +90,7 @@ class Change:
 
     def message(self) -> str:
         """The loud refusal, with how to proceed."""
-        shown = "".join(c if c.isprintable() else "?" for c in self.name)
+        shown = printable(self.name)
         new = ", ".join(fingerprint_of(k) for k in self.now)
         bar = "@" * 64
         return "\n".join(
@@ -259,7 +260,7 @@ class KnownPeers:
         file if it is new. Whether it was."""
         if key in self.aborters:
             return False
-        why = "".join(c if c.isprintable() else "?" for c in reason)[:120]
+        why = printable(reason)[:120]
         self.lines.append(f"{ABORTED} {key.hex()} {kind}  # {fingerprint_of(key)}: {why}")
         self.aborters[key] = kind
         self._write()

@@ -21,12 +21,13 @@ import trio
 
 from ..crypto.identity import Identity, fingerprint_of, parse_fingerprint
 from ..protocol.config import TableConfig, lobby_id
+from ..protocol.frames import printable
 from ..protocol.session import PeerSession
 from .known import KnownPeers, KnownPeersError
 from .links import MAX_BACKOFF, MIN_BACKOFF, REFUSE_WAIT, refuse
 from .persist import SavedGame
 from .relay_client import RELAYED_HOST, RelayClient
-from .state import HostLobby, NodeOptions, host_port, printable, reason_of
+from .state import HostLobby, NodeOptions, host_port, reason_of
 from .wire import (
     HI,
     JOIN,

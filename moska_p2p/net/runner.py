@@ -21,7 +21,7 @@ import trio
 from ..crypto.identity import Identity, fingerprint_of
 from ..protocol import verdict as v
 from ..protocol.config import session_id, table_id
-from ..protocol.frames import SESSION_RESULT, FrameError, open_frame
+from ..protocol.frames import SESSION_RESULT, FrameError, open_frame, printable
 from ..protocol.session import RESULT, PeerSession, drbg
 from ..protocol.tally import next_dealer
 from ..protocol.transcript import verify_transcript
@@ -39,7 +39,6 @@ from .state import (
     NodeOptions,
     Outcome,
     Stats,
-    printable,
     seat_label,
     seat_name,
 )

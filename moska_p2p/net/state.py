@@ -20,6 +20,7 @@ import trio
 from ..crypto.identity import Identity, fingerprint_of
 from ..protocol import verdict as v
 from ..protocol.config import TableConfig
+from ..protocol.frames import printable
 from ..protocol.session import PeerSession
 from ..protocol.tally import Tally
 from ..protocol.transcript import Report
@@ -156,10 +157,6 @@ def peak_rss_kb() -> int:
         return 0
     return int(_resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss)
 
-
-def printable(name: str) -> str:
-    """A name from the network, safe to print: no control characters (no terminal escapes)."""
-    return "".join(c if c.isprintable() else "?" for c in name)
 
 
 def host_port(host: str, port: int) -> str:

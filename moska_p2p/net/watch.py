@@ -31,7 +31,7 @@ from ..errors import Error
 from ..protocol import messages as m
 from ..protocol import verdict as v
 from ..protocol.config import ConfigError, TableConfig, lobby_id, session_id
-from ..protocol.frames import SESSION_RESULT, FrameError, open_frame
+from ..protocol.frames import SESSION_RESULT, FrameError, open_frame, printable
 from ..protocol.session import DONE, STOPPED, PeerSession
 from ..protocol.tally import write_session_file
 from ..protocol.transcript import verify_transcript
@@ -45,7 +45,6 @@ from .state import (
     EXIT_OK,
     Outcome,
     host_port,
-    printable,
     reason_of,
     seat_label,
     seat_name,

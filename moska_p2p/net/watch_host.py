@@ -29,10 +29,11 @@ import trio
 
 from ..crypto.identity import Identity, fingerprint_of
 from ..protocol.config import lobby_id
+from ..protocol.frames import printable
 from ..protocol.session import PeerSession
 from .admission import Ticket
 from .links import refuse
-from .state import HostLobby, NodeOptions, printable, reason_of
+from .state import HostLobby, NodeOptions, reason_of
 from .watch_proto import HOST, WATCHER, check_watch_proof, watch_id, watch_proof
 from .wire import (
     BYE,

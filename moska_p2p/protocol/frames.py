@@ -328,6 +328,12 @@ def pack(obj: object) -> bytes:
     return data
 
 
+def printable(text: str) -> str:
+    """A name or reason a peer (or a file) gave, safe to print: no control characters, so no
+    terminal escape sequence a stranger chose."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
 def unpack(data: bytes, *, limit: int = MAX_PAYLOAD) -> object:
     """Decode one message payload; :class:`FrameError` for anything malformed or not allowed.
 

@@ -36,6 +36,7 @@ from .frames import (
     check_fields,
     open_frame,
     pack,
+    printable,
     require,
     signed_frame,
     unpack,
@@ -435,7 +436,7 @@ def _chain(
         else:
             seats = first.seats
             told = dict(zip(seats, first.names, strict=False))
-            label = [_printable(names.get(k) or told.get(k) or fingerprint_of(k)) for k in seats]
+            label = [printable(names.get(k) or told.get(k) or fingerprint_of(k)) for k in seats]
             tally = Tally(label, config.games)
         assert tally is not None
         if not decided(first):
@@ -533,7 +534,3 @@ def _outcome(report: Report) -> str:
     state = (report.final_state_hash or "")[:16]
     return f"game {report.game_id[:16]} finished, lost: seats {report.losers}, state {state}"
 
-
-def _printable(name: str) -> str:
-    """A name from a file, safe to print (as the node prints names from the network)."""
-    return "".join(c if c.isprintable() else "?" for c in name)

@@ -27,6 +27,7 @@ from moska_p2p.crypto.identity import (
     IdentityError,
     default_identity_path,
     fingerprint_of,
+    fingerprint_or_unknown,
     is_acceptable_public_key,
     load_or_create,
     parse_fingerprint,
@@ -170,6 +171,13 @@ def test_fingerprint_format() -> None:
     assert alice.fingerprint == "-".join(head[i : i + 4] for i in range(0, 32, 4))
     assert alice.fingerprint in repr(alice)
     assert alice.public_bytes.hex() not in repr(alice)
+
+
+def test_a_key_off_the_wire_is_named_by_its_fingerprint_or_a_question_mark() -> None:
+    key = Identity.from_seed(bytes(32)).public_bytes
+    assert fingerprint_or_unknown(key) == FULL
+    for value in (key[:31], key + b"\0", key.hex(), None, 7, [key]):
+        assert fingerprint_or_unknown(value) == "?"
 
 
 def test_a_typed_fingerprint_must_be_whole() -> None:
