@@ -98,7 +98,7 @@ def test_a_joiner_stopped_after_the_table_filled_and_run_again_takes_its_seat(
     the start reached it has no saved game: run again, it joins anew, gets the same start
     (the roster lists the port its earlier run listened on), listens there again and plays.
     It was frozen (SIGSTOP) while the table filled, so that the host seated it for sure."""
-    table = Table(tmp_path, "durak", 3, timeout=10)
+    table = Table(tmp_path, "durak", 3, timeout=30)  # a restart under load fits
     try:
         table.start_host()
         first = table.start_joiner(1)
